@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# The kprobes series: build Debian's linux-source-6.12 with our kprobes in
+# place of the tree's, boot it under QEMU and test it.
+#
+#   make demo      build, boot, run the samples and show their output
+#   make test      build, boot, run every test; ends with 'N passed, N failed'
+#   make shell     build, boot to a shell in the guest
+#   make patches   write the patch series to out/patches/
+#   make check     checkpatch --strict and kernel-doc on our files
+
+SHELL := /bin/bash
+REPO := $(abspath .)
+BUILD := $(REPO)/.build
+SRC := $(BUILD)/src
+OBJ := $(BUILD)/obj
+T := $(REPO)/tools/testing/kprobes
+JOBS ?= $(shell echo $$(( $$(nproc) + 1 )))
+
+export CCACHE_DIR ?= $(BUILD)/ccache
+export CCACHE_BASEDIR := $(BUILD)
+export CCACHE_MAXSIZE ?= 4G
+export CCACHE_SLOPPINESS := time_macros
+
+KMAKE = $(MAKE) -s -C $(SRC) O=$(OBJ) CC="ccache gcc" -j$(JOBS)
+FRAGMENTS ?= $(T)/kprobes.config
+
+.PHONY: all deps tree kernel initramfs test demo shell patches check clean distclean
+
+all: kernel
+
+deps:
+	@$(T)/install-deps.sh
+
+tree: deps
+	@$(T)/prepare-tree.sh
+
+kernel: tree
+	@$(T)/config.sh $(SRC) $(OBJ) $(FRAGMENTS)
+	@echo "  KERNEL  linux-source-6.12 $$(cat $(BUILD)/upstream-version) with our kprobes"
+	@$(KMAKE) bzImage modules
+	@$(KMAKE) M=$(T)/modules modules
+
+initramfs: kernel
+	@$(T)/make-initramfs.sh
+
+test: initramfs
+	@echo "  QEMU    test run, console in .build/console-test.log"
+	@$(T)/run-guest.sh test $(BUILD)/console-test.log 1500
+	@python3 $(T)/ktap-summary.py $(BUILD)/console-test.log
+
+demo: initramfs
+	@$(T)/run-guest.sh demo $(BUILD)/console-demo.log 600
+	@sed -n '/^### /,/KPROBES-GUEST-DONE/p' $(BUILD)/console-demo.log | tr -d '\r' | \
+		grep -v 'KPROBES-GUEST-DONE'
+	@grep -q KPROBES-GUEST-DONE $(BUILD)/console-demo.log
+
+shell: initramfs
+	@$(T)/run-guest.sh shell $(BUILD)/console-shell.log
+
+patches: deps
+	@$(T)/make-patches.sh
+
+check: tree
+	@$(T)/check.sh
+
+clean:
+	rm -rf $(OBJ) $(BUILD)/initramfs* $(BUILD)/console-*.log out
+
+distclean:
+	rm -rf $(BUILD) out

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef _ASM_X86_KPROBES_H
+#define _ASM_X86_KPROBES_H
+/*
+ * x86 side of kprobes: how a probed instruction is kept and the per-CPU
+ * state of a probe hit. The code is in arch/x86/kernel/kprobes/.
+ */
+
+#include <asm-generic/kprobes.h>
+
+#ifdef CONFIG_KPROBES
+#include <linux/types.h>
+#include <linux/ptrace.h>
+#include <linux/percpu.h>
+#include <asm/text-patching.h>
+#include <asm/insn.h>
+
+/* The core keeps out-of-line copies in slots it allocates for us. */
+#define  __ARCH_WANT_KPROBES_INSN_SLOT
+
+struct pt_regs;
+struct kprobe;
+
+typedef u8 kprobe_opcode_t;
+
+/*
+ * A slot holds the copied instruction, then an int3 that brings the CPU
+ * back to us after the copy ran (or, later, a jump back).
+ */
+#define KPROBE_SLOT_SIZE	32
+
+/* How a hit executes the probed instruction (arch_specific_insn::kind). */
+enum kprobe_insn_kind {
+	KPROBE_INSN_COPY,	/* run the copy in the slot */
+	KPROBE_INSN_JMP,	/* jmp rel8/rel32 */
+	KPROBE_INSN_CALL,	/* call rel32 */
+	KPROBE_INSN_JCC,	/* jcc rel8/rel32 */
+	KPROBE_INSN_LOOP,	/* loop, loope, loopne, jrcxz */
+	KPROBE_INSN_RET,	/* ret, ret imm16 */
+	KPROBE_INSN_JMP_IND,	/* jmp r/m64 */
+	KPROBE_INSN_CALL_IND,	/* call r/m64 */
+	KPROBE_INSN_CLI,
+	KPROBE_INSN_STI,
+	KPROBE_INSN_POPF,
+	KPROBE_INSN_PUSHF,
+};
+
+/**
+ * struct arch_specific_insn - the probed instruction, ready to execute
+ * @insn: slot with the copy (NULL for probes that never run a copy)
+ * @size: length of the original instruction
+ * @kind: enum kprobe_insn_kind
+ * @cond: condition code of a jcc, or which loop variant
+ * @rm_base: indirect branch operand: register number, or base register
+ *	of a memory operand (-1: none)
+ * @rm_index: index register of a memory operand (-1: none)
+ * @rm_scale: log2 of the index scale
+ * @rm_mem: 0: register operand, 1: memory operand, 2: RIP-relative
+ * @disp: branch displacement, ret's stack adjustment, or the memory
+ *	operand's displacement
+ */
+struct arch_specific_insn {
+	kprobe_opcode_t *insn;
+	u8 size;
+	u8 kind;
+	u8 cond;
+	s8 rm_base;
+	s8 rm_index;
+	u8 rm_scale;
+	u8 rm_mem;
+	s32 disp;
+};
+
+/* Optimized probes are not implemented yet: no detour buffer. */
+struct arch_optimized_insn {
+	kprobe_opcode_t *insn;
+	size_t size;
+};
+
+static inline int arch_prepared_optinsn(struct arch_optimized_insn *optinsn)
+{
+	return optinsn->size;
+}
+
+/* Enough to restore the outer hit when a probe is hit inside another. */
+struct prev_kprobe {
+	struct kprobe *kp;
+	unsigned long status;
+	unsigned long saved_if;
+};
+
+/* Per-CPU state of the hit this CPU is handling. */
+struct kprobe_ctlblk {
+	unsigned long kprobe_status;
+	unsigned long saved_if;		/* X86_EFLAGS_IF as the probe found it */
+	struct prev_kprobe prev_kprobe;
+};
+
+int kprobe_fault_handler(struct pt_regs *regs, int trapnr);
+int kprobe_int3_handler(struct pt_regs *regs);
+
+#endif /* CONFIG_KPROBES */
+#endif /* _ASM_X86_KPROBES_H */

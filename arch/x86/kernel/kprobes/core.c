@@ -1,0 +1,718 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * x86-64 kprobes: breakpoints and out-of-line execution.
+ *
+ * A probe point gets an int3 in place of its first byte. On a hit,
+ * kprobe_int3_handler() runs the handlers and then executes the probed
+ * instruction in one of two ways, chosen once at registration
+ * (arch_prepare_kprobe()):
+ *
+ *  - Emulated: control transfers (jmp, call, jcc, loop, ret, indirect
+ *    jmp and call) and the instructions that change or expose IF (cli,
+ *    sti, pushf, popf) are carried out on the saved registers. Nothing
+ *    runs out of line.
+ *
+ *  - Copied: everything else is copied into an instruction slot,
+ *    followed by an int3. The CPU returns from the trap into the slot
+ *    with interrupts off, runs the copy and traps again on the int3;
+ *    we then point it at the next original instruction. RIP-relative
+ *    operands are fixed up in the copy so they still reach the same data
+ *    (slots are in the module area, within +-2 GiB of all kernel text).
+ *
+ * Running the copy with interrupts off means a task can never be
+ * preempted or migrated inside a slot, so one synchronize_rcu() after a
+ * probe left the table is enough before its slot is reused.
+ *
+ * Per-CPU state: kprobe_running() is the probe being handled; the
+ * kprobe_ctlblk says at which stage (KPROBE_HIT_*), and holds the
+ * interrupted IF flag while the copy runs. A probe hit while another is
+ * being handled on the same CPU (a handler calls probed code, or an NMI
+ * arrives) is executed without handlers and counted in nmissed; its
+ * state is stacked in prev_kprobe, one level deep.
+ */
+
+#define pr_fmt(fmt) "kprobes: " fmt
+
+#include <linux/kprobes.h>
+#include <linux/ptrace.h>
+#include <linux/string.h>
+#include <linux/slab.h>
+#include <linux/hardirq.h>
+#include <linux/preempt.h>
+#include <linux/sched/debug.h>
+#include <linux/perf_event.h>
+#include <linux/extable.h>
+#include <linux/kdebug.h>
+#include <linux/kallsyms.h>
+#include <linux/kgdb.h>
+#include <linux/ftrace.h>
+#include <linux/kasan.h>
+#include <linux/moduleloader.h>
+#include <linux/objtool.h>
+#include <linux/vmalloc.h>
+#include <linux/pgtable.h>
+#include <linux/set_memory.h>
+#include <linux/execmem.h>
+#include <linux/cfi.h>
+
+#include <asm/text-patching.h>
+#include <asm/cacheflush.h>
+#include <asm/desc.h>
+#include <linux/uaccess.h>
+#include <asm/alternative.h>
+#include <asm/insn.h>
+#include <asm/debugreg.h>
+#include <asm/ibt.h>
+#include <asm/sections.h>
+#include <asm/extable.h>
+#include <asm/trapnr.h>
+
+#include "common.h"
+
+/* Functions whose return must not be hooked: they return in another task. */
+struct kretprobe_blackpoint kretprobe_blacklist[] = {
+	{ "__switch_to", NULL },
+	{ NULL, NULL },
+};
+
+/* ---- where a probe may go ------------------------------------------------ */
+
+kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr, unsigned long offset,
+					 bool *on_func_entry)
+{
+	u32 first;
+
+	/*
+	 * With IBT a function starts with ENDBR64, which must stay where it
+	 * is; symbol+0 means the instruction after it, as users expect.
+	 */
+	if (offset < ENDBR_INSN_SIZE &&
+	    !copy_from_kernel_nofault(&first, (void *)addr, sizeof(first)) &&
+	    is_endbr(first))
+		offset = ENDBR_INSN_SIZE;
+	*on_func_entry = !offset || offset == ENDBR_INSN_SIZE;
+	return (kprobe_opcode_t *)(addr + offset);
+}
+
+/*
+ * Read the instruction at @addr as it was before any probe was put
+ * there: a probed byte reads back as the probe's saved opcode.
+ */
+static int read_original_insn(u8 *buf, unsigned long addr)
+{
+	struct kprobe *p;
+	int len;
+
+	for (len = MAX_INSN_SIZE; len > 0; len--)
+		if (!copy_from_kernel_nofault(buf, (void *)addr, len))
+			break;
+	if (!len)
+		return -EFAULT;
+	memset(buf + len, 0, MAX_INSN_SIZE - len);
+
+	p = get_kprobe((void *)addr);
+	if (p && !kprobe_ftrace(p))
+		buf[0] = p->opcode;
+	return 0;
+}
+
+/* Is @addr where an instruction starts, decoding from its function's entry? */
+static bool insn_boundary(unsigned long addr)
+{
+	unsigned long size, offset, pos;
+	u8 buf[MAX_INSN_SIZE];
+	struct insn insn;
+
+	if (!kallsyms_lookup_size_offset(addr, &size, &offset))
+		return false;
+
+	for (pos = addr - offset; pos < addr; pos += insn.length) {
+		if (read_original_insn(buf, pos) ||
+		    insn_decode_kernel(&insn, buf) < 0 || !insn.length)
+			return false;
+	}
+	return pos == addr;
+}
+
+/* ---- deciding how to execute the probed instruction ----------------------- */
+
+#define RM_REG	0
+#define RM_MEM	1
+#define RM_RIP	2
+
+/* Describe an indirect jmp/call operand (ModRM r/m, SIB) for emulation. */
+static int decode_branch_operand(struct insn *insn, struct arch_specific_insn *ai)
+{
+	u8 modrm = insn->modrm.bytes[0];
+	u8 rex = insn->rex_prefix.nbytes ? insn->rex_prefix.bytes[0] : 0;
+	u8 mod = X86_MODRM_MOD(modrm), rm = X86_MODRM_RM(modrm);
+
+	ai->rm_base = -1;
+	ai->rm_index = -1;
+	ai->rm_scale = 0;
+	ai->disp = insn->displacement.nbytes ? insn->displacement.value : 0;
+
+	if (mod == 3) {
+		ai->rm_mem = RM_REG;
+		ai->rm_base = rm + (X86_REX_B(rex) ? 8 : 0);
+		return 0;
+	}
+	if (insn_rip_relative(insn)) {
+		ai->rm_mem = RM_RIP;
+		return 0;
+	}
+	ai->rm_mem = RM_MEM;
+	if (rm == 4) {
+		u8 sib = insn->sib.bytes[0];
+		u8 base = X86_SIB_BASE(sib), index = X86_SIB_INDEX(sib);
+
+		if (!(mod == 0 && base == 5))
+			ai->rm_base = base + (X86_REX_B(rex) ? 8 : 0);
+		if (index != 4 || X86_REX_X(rex))
+			ai->rm_index = index + (X86_REX_X(rex) ? 8 : 0);
+		ai->rm_scale = X86_SIB_SCALE(sib);
+	} else {
+		ai->rm_base = rm + (X86_REX_B(rex) ? 8 : 0);
+	}
+	return 0;
+}
+
+/* Prefixes that change what a branch does, which we do not emulate. */
+static bool has_unsupported_branch_prefix(struct insn *insn)
+{
+	insn_byte_t prefix;
+	int i;
+
+	for_each_insn_prefix(insn, i, prefix) {
+		switch (prefix) {
+		case 0x66:	/* 16-bit operand: truncates RIP */
+		case 0x67:	/* 32-bit address: loop uses ECX */
+		case 0x64:	/* fs: */
+		case 0x65:	/* gs: */
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Pick the way a hit executes @insn. Return -EOPNOTSUPP for instructions
+ * that can neither run from a slot nor be emulated safely.
+ */
+static int classify_insn(struct insn *insn, struct arch_specific_insn *ai)
+{
+	u8 op = insn->opcode.bytes[0], op2 = insn->opcode.bytes[1];
+	u8 reg = X86_MODRM_REG(insn->modrm.bytes[0]);
+	bool branch = true;
+
+	ai->kind = KPROBE_INSN_COPY;
+	ai->disp = insn->immediate.nbytes ? insn->immediate.value : 0;
+
+	switch (op) {
+	case 0x70 ... 0x7f:
+		ai->kind = KPROBE_INSN_JCC;
+		ai->cond = op & 0xf;
+		break;
+	case 0xe0 ... 0xe3:
+		ai->kind = KPROBE_INSN_LOOP;
+		ai->cond = op - 0xe0;
+		break;
+	case 0xe8:
+		ai->kind = KPROBE_INSN_CALL;
+		break;
+	case 0xe9:
+	case 0xeb:
+		ai->kind = KPROBE_INSN_JMP;
+		break;
+	case 0xc2:
+	case 0xc3:
+		ai->kind = KPROBE_INSN_RET;
+		ai->disp = op == 0xc2 ? (u16)insn->immediate.value : 0;
+		break;
+	case 0xff:
+		if (reg == 2 || reg == 4) {
+			ai->kind = reg == 2 ? KPROBE_INSN_CALL_IND : KPROBE_INSN_JMP_IND;
+			decode_branch_operand(insn, ai);
+			break;
+		}
+		if (reg == 3 || reg == 5)	/* far call, far jmp */
+			return -EOPNOTSUPP;
+		branch = false;
+		break;
+	case 0x0f:
+		if (op2 >= 0x80 && op2 <= 0x8f) {
+			ai->kind = KPROBE_INSN_JCC;
+			ai->cond = op2 & 0xf;
+			break;
+		}
+		switch (op2) {
+		case 0x05:	/* syscall */
+		case 0x07:	/* sysret */
+		case 0x0b:	/* ud2 */
+		case 0x34:	/* sysenter */
+		case 0x35:	/* sysexit */
+		case 0xb9:	/* ud1 */
+		case 0xff:	/* ud0 */
+			return -EOPNOTSUPP;
+		}
+		branch = false;
+		break;
+	case 0xfa:
+		ai->kind = KPROBE_INSN_CLI;
+		branch = false;
+		break;
+	case 0xfb:
+		ai->kind = KPROBE_INSN_STI;
+		branch = false;
+		break;
+	case 0x9c:
+		ai->kind = KPROBE_INSN_PUSHF;
+		break;
+	case 0x9d:
+		ai->kind = KPROBE_INSN_POPF;
+		break;
+	case 0xca:	/* far ret */
+	case 0xcb:
+	case 0xcc:	/* int3: someone else's breakpoint */
+	case 0xcd:	/* int n */
+	case 0xce:	/* into */
+	case 0xcf:	/* iret: switches context */
+	case 0xf1:	/* int1 */
+	case 0xf4:	/* hlt: would never wake with interrupts off */
+		return -EOPNOTSUPP;
+	case 0xc7:
+		if (insn->modrm.bytes[0] == 0xf8)	/* xbegin: RIP-relative abort */
+			return -EOPNOTSUPP;
+		branch = false;
+		break;
+	case 0x8e:
+		if (reg == 2)	/* mov to %ss: shadows the trap after it */
+			return -EOPNOTSUPP;
+		branch = false;
+		break;
+	default:
+		branch = false;
+		break;
+	}
+
+	if (branch && has_unsupported_branch_prefix(insn))
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+/* ---- instruction slots ---------------------------------------------------- */
+
+void *alloc_insn_page(void)
+{
+	void *page = execmem_alloc(EXECMEM_KPROBES, PAGE_SIZE);
+
+	if (!page)
+		return NULL;
+	/* Slots are only ever written with text_poke(). */
+	set_memory_rox((unsigned long)page, 1);
+	return page;
+}
+
+/* Copy @buf (the decoded @insn from @addr) into a new slot, then an int3. */
+static int fill_slot(struct kprobe *p, struct insn *insn, const u8 *buf)
+{
+	u8 copy[KPROBE_SLOT_SIZE];
+	kprobe_opcode_t *slot;
+	unsigned int len = insn->length;
+
+	slot = get_insn_slot();
+	if (!slot)
+		return -ENOMEM;
+
+	memcpy(copy, buf, len);
+	if (insn_rip_relative(insn)) {
+		/* Same target from the slot: disp grows by (addr - slot). */
+		s64 disp = (s64)insn->displacement.value +
+			   ((long)p->addr - (long)slot);
+		s32 disp32 = disp;
+
+		if (disp != disp32) {
+			free_insn_slot(slot, 0);
+			return -ERANGE;
+		}
+		memcpy(copy + insn_offset_displacement(insn), &disp32, sizeof(disp32));
+	}
+	copy[len] = INT3_INSN_OPCODE;
+	text_poke(slot, copy, len + INT3_INSN_SIZE);
+	p->ainsn.insn = slot;
+	return 0;
+}
+
+/**
+ * arch_prepare_kprobe() - check a probe point and set up its execution
+ * @p: the probe (p->addr set); called with text_mutex held
+ *
+ * Return: 0; -EINVAL for text that alternatives may rewrite; -EILSEQ for
+ * an address that is not an instruction boundary; -EOPNOTSUPP for an
+ * instruction we cannot execute for the probe; -ENOMEM or -ERANGE when
+ * no usable slot can be had.
+ */
+int arch_prepare_kprobe(struct kprobe *p)
+{
+	unsigned long addr = (unsigned long)p->addr;
+	u8 buf[MAX_INSN_SIZE];
+	struct insn insn;
+	int ret;
+
+	if (alternatives_text_reserved(p->addr, p->addr))
+		return -EINVAL;
+	if (!insn_boundary(addr))
+		return -EILSEQ;
+	if (read_original_insn(buf, addr) || insn_decode_kernel(&insn, buf) < 0)
+		return -EILSEQ;
+
+	memset(&p->ainsn, 0, sizeof(p->ainsn));
+	ret = classify_insn(&insn, &p->ainsn);
+	if (ret)
+		return ret;
+	p->opcode = buf[0];
+	p->ainsn.size = insn.length;
+
+	if (p->ainsn.kind == KPROBE_INSN_COPY)
+		return fill_slot(p, &insn, buf);
+	return 0;
+}
+
+/**
+ * arch_remove_kprobe() - free what arch_prepare_kprobe() allocated
+ * @p: the probe; no CPU may still be executing its slot
+ */
+void arch_remove_kprobe(struct kprobe *p)
+{
+	if (p->ainsn.insn) {
+		free_insn_slot(p->ainsn.insn, 0);
+		p->ainsn.insn = NULL;
+	}
+}
+
+/* ---- arming --------------------------------------------------------------- */
+
+static void write_probe_byte(struct kprobe *p, bool arm)
+{
+	static const u8 int3 = INT3_INSN_OPCODE;
+
+	text_poke(p->addr, arm ? &int3 : &p->opcode, 1);
+}
+
+/*
+ * One byte changes, at an instruction boundary: a CPU sees either the
+ * old byte or the int3, and both are handled. The batch ends with one
+ * text_poke_sync() so every CPU sees the new text before the core goes
+ * on (and, when disarming, before it drops the probe from its table).
+ */
+void arch_kprobe_queue_arm(struct kprobe *p, bool arm)
+{
+	write_probe_byte(p, arm);
+}
+
+void arch_kprobe_queue_apply(void)
+{
+	text_poke_sync();
+}
+
+void arch_arm_kprobe(struct kprobe *p)
+{
+	write_probe_byte(p, true);
+	text_poke_sync();
+}
+
+void arch_disarm_kprobe(struct kprobe *p)
+{
+	write_probe_byte(p, false);
+	text_poke_sync();
+}
+
+/* ---- the hit path --------------------------------------------------------- */
+
+static unsigned long *gpr(struct pt_regs *regs, int reg)
+{
+	static const u8 offsets[16] = {
+		offsetof(struct pt_regs, ax), offsetof(struct pt_regs, cx),
+		offsetof(struct pt_regs, dx), offsetof(struct pt_regs, bx),
+		offsetof(struct pt_regs, sp), offsetof(struct pt_regs, bp),
+		offsetof(struct pt_regs, si), offsetof(struct pt_regs, di),
+		offsetof(struct pt_regs, r8), offsetof(struct pt_regs, r9),
+		offsetof(struct pt_regs, r10), offsetof(struct pt_regs, r11),
+		offsetof(struct pt_regs, r12), offsetof(struct pt_regs, r13),
+		offsetof(struct pt_regs, r14), offsetof(struct pt_regs, r15),
+	};
+
+	return (unsigned long *)((u8 *)regs + offsets[reg]);
+}
+NOKPROBE_SYMBOL(gpr);
+
+static unsigned long indirect_target(struct kprobe *p, struct pt_regs *regs)
+{
+	struct arch_specific_insn *ai = &p->ainsn;
+	unsigned long ea;
+
+	if (ai->rm_mem == RM_REG)
+		return *gpr(regs, ai->rm_base);
+	if (ai->rm_mem == RM_RIP) {
+		ea = (unsigned long)p->addr + ai->size + ai->disp;
+	} else {
+		ea = (long)ai->disp;
+		if (ai->rm_base >= 0)
+			ea += *gpr(regs, ai->rm_base);
+		if (ai->rm_index >= 0)
+			ea += *gpr(regs, ai->rm_index) << ai->rm_scale;
+	}
+	return *(unsigned long *)ea;
+}
+NOKPROBE_SYMBOL(indirect_target);
+
+#define POPF_MASK (X86_EFLAGS_CF | X86_EFLAGS_PF | X86_EFLAGS_AF | X86_EFLAGS_ZF | \
+		   X86_EFLAGS_SF | X86_EFLAGS_TF | X86_EFLAGS_IF | X86_EFLAGS_DF | \
+		   X86_EFLAGS_OF | X86_EFLAGS_NT | X86_EFLAGS_AC | X86_EFLAGS_ID)
+
+/* Carry out an emulated instruction on @regs (ip still points past the int3). */
+static void emulate_insn(struct kprobe *p, struct pt_regs *regs)
+{
+	struct arch_specific_insn *ai = &p->ainsn;
+	unsigned long next = (unsigned long)p->addr + ai->size;
+	unsigned long val;
+	bool taken;
+
+	switch (ai->kind) {
+	case KPROBE_INSN_JMP:
+		int3_emulate_jmp(regs, next + ai->disp);
+		break;
+	case KPROBE_INSN_CALL:
+		int3_emulate_push(regs, next);
+		int3_emulate_jmp(regs, next + ai->disp);
+		break;
+	case KPROBE_INSN_JCC:
+		int3_emulate_jcc(regs, ai->cond, next, ai->disp);
+		break;
+	case KPROBE_INSN_LOOP:
+		if (ai->cond == 3) {		/* jrcxz */
+			taken = !regs->cx;
+		} else {
+			taken = --regs->cx != 0;
+			if (ai->cond == 0)	/* loopne */
+				taken &= !(regs->flags & X86_EFLAGS_ZF);
+			else if (ai->cond == 1)	/* loope */
+				taken &= !!(regs->flags & X86_EFLAGS_ZF);
+		}
+		int3_emulate_jmp(regs, taken ? next + ai->disp : next);
+		break;
+	case KPROBE_INSN_RET:
+		val = int3_emulate_pop(regs);
+		regs->sp += ai->disp;
+		int3_emulate_jmp(regs, val);
+		break;
+	case KPROBE_INSN_JMP_IND:
+		int3_emulate_jmp(regs, indirect_target(p, regs));
+		break;
+	case KPROBE_INSN_CALL_IND:
+		val = indirect_target(p, regs);
+		int3_emulate_push(regs, next);
+		int3_emulate_jmp(regs, val);
+		break;
+	case KPROBE_INSN_CLI:
+		regs->flags &= ~X86_EFLAGS_IF;
+		int3_emulate_jmp(regs, next);
+		break;
+	case KPROBE_INSN_STI:
+		regs->flags |= X86_EFLAGS_IF;
+		int3_emulate_jmp(regs, next);
+		break;
+	case KPROBE_INSN_PUSHF:
+		int3_emulate_push(regs, regs->flags & ~(X86_EFLAGS_RF | X86_EFLAGS_VM));
+		int3_emulate_jmp(regs, next);
+		break;
+	case KPROBE_INSN_POPF:
+		val = int3_emulate_pop(regs);
+		regs->flags = (regs->flags & ~POPF_MASK) | (val & POPF_MASK);
+		int3_emulate_jmp(regs, next);
+		break;
+	}
+}
+NOKPROBE_SYMBOL(emulate_insn);
+
+static void push_hit_state(struct kprobe_ctlblk *kcb)
+{
+	kcb->prev_kprobe.kp = kprobe_running();
+	kcb->prev_kprobe.status = kcb->kprobe_status;
+	kcb->prev_kprobe.saved_if = kcb->saved_if;
+}
+NOKPROBE_SYMBOL(push_hit_state);
+
+static void pop_hit_state(struct kprobe_ctlblk *kcb)
+{
+	__this_cpu_write(current_kprobe, kcb->prev_kprobe.kp);
+	kcb->kprobe_status = kcb->prev_kprobe.status;
+	kcb->saved_if = kcb->prev_kprobe.saved_if;
+}
+NOKPROBE_SYMBOL(pop_hit_state);
+
+/* The probed instruction has run: post_handler, then leave the probe. */
+static void finish_hit(struct kprobe *p, struct pt_regs *regs,
+		       struct kprobe_ctlblk *kcb, bool nested)
+{
+	if (nested) {
+		pop_hit_state(kcb);
+		return;
+	}
+	if (p->post_handler && !kprobe_disabled(p)) {
+		kcb->kprobe_status = KPROBE_HIT_SSDONE;
+		p->post_handler(p, regs, 0);
+	}
+	reset_current_kprobe();
+}
+NOKPROBE_SYMBOL(finish_hit);
+
+/* Execute the probed instruction: emulate it, or send the CPU to its copy. */
+static void run_probed_insn(struct kprobe *p, struct pt_regs *regs,
+			    struct kprobe_ctlblk *kcb, bool nested)
+{
+	if (p->ainsn.kind != KPROBE_INSN_COPY) {
+		emulate_insn(p, regs);
+		finish_hit(p, regs, kcb, nested);
+		return;
+	}
+	kcb->kprobe_status = nested ? KPROBE_REENTER : KPROBE_HIT_SS;
+	kcb->saved_if = regs->flags & X86_EFLAGS_IF;
+	regs->flags &= ~X86_EFLAGS_IF;
+	regs->ip = (unsigned long)p->ainsn.insn;
+}
+NOKPROBE_SYMBOL(run_probed_insn);
+
+/* @p was hit while this CPU was already handling a probe. */
+static void nested_hit(struct kprobe *p, struct pt_regs *regs,
+		       struct kprobe_ctlblk *kcb)
+{
+	if (kcb->kprobe_status == KPROBE_REENTER) {
+		/* Only one level can be stacked; there is no safe way on. */
+		pr_err("probe at %pS hit inside a nested probe hit\n", p->addr);
+		dump_kprobe(p);
+		BUG();
+	}
+	kprobes_inc_nmissed_count(p);
+	push_hit_state(kcb);
+	__this_cpu_write(current_kprobe, p);
+	run_probed_insn(p, regs, kcb, true);
+}
+NOKPROBE_SYMBOL(nested_hit);
+
+/* Is @addr the int3 behind the copy that @cur is running? */
+static bool is_copy_return(struct kprobe *cur, struct kprobe_ctlblk *kcb,
+			   kprobe_opcode_t *addr)
+{
+	return cur && (kcb->kprobe_status & (KPROBE_HIT_SS | KPROBE_REENTER)) &&
+	       cur->ainsn.insn && addr == cur->ainsn.insn + cur->ainsn.size;
+}
+NOKPROBE_SYMBOL(is_copy_return);
+
+/**
+ * kprobe_int3_handler() - handle an int3 that may be ours
+ * @regs: the trapped context; regs->ip is just past the int3
+ *
+ * Called by exc_int3() with interrupts off.
+ *
+ * Return: 1 when the trap was ours and is handled, 0 otherwise.
+ */
+int kprobe_int3_handler(struct pt_regs *regs)
+{
+	kprobe_opcode_t *addr;
+	struct kprobe_ctlblk *kcb;
+	struct kprobe *p, *cur;
+
+	if (user_mode(regs))
+		return 0;
+
+	addr = (kprobe_opcode_t *)(regs->ip - INT3_INSN_SIZE);
+	kcb = get_kprobe_ctlblk();
+	cur = kprobe_running();
+
+	p = get_kprobe(addr);
+	if (p) {
+		if (cur) {
+			nested_hit(p, regs, kcb);
+			return 1;
+		}
+		__this_cpu_write(current_kprobe, p);
+		kcb->kprobe_status = KPROBE_HIT_ACTIVE;
+		if (!kprobe_disabled(p) && p->pre_handler && p->pre_handler(p, regs)) {
+			/* The handler moved regs->ip: skip the instruction. */
+			reset_current_kprobe();
+			return 1;
+		}
+		run_probed_insn(p, regs, kcb, false);
+		return 1;
+	}
+
+	if (is_copy_return(cur, kcb, addr)) {
+		regs->ip = (unsigned long)cur->addr + cur->ainsn.size;
+		regs->flags |= kcb->saved_if;
+		finish_hit(cur, regs, kcb, kcb->kprobe_status == KPROBE_REENTER);
+		return 1;
+	}
+
+	if (*addr != INT3_INSN_OPCODE) {
+		/*
+		 * The probe was removed after this CPU trapped, and the text
+		 * is restored: run the original instruction.
+		 */
+		regs->ip = (unsigned long)addr;
+		return 1;
+	}
+	return 0;
+}
+NOKPROBE_SYMBOL(kprobe_int3_handler);
+
+/**
+ * kprobe_fault_handler() - a fault happened while this CPU handles a probe
+ * @regs: the faulting context
+ * @trapnr: the trap number
+ *
+ * A fault in the instruction copy is rewound so that it looks like the
+ * original instruction faulted, and the probe hit ends there. A page
+ * fault then goes on through the normal page-fault path, which applies
+ * the original instruction's exception-table fixup. Other traps have
+ * already looked for a fixup (at the slot's address, where there is
+ * none), so we apply it here. A fault in a handler is left to the
+ * normal handling.
+ *
+ * Return: 1 when the fault was fixed up here, 0 otherwise.
+ */
+int kprobe_fault_handler(struct pt_regs *regs, int trapnr)
+{
+	struct kprobe_ctlblk *kcb = get_kprobe_ctlblk();
+	struct kprobe *cur = kprobe_running();
+
+	if (!cur || !(kcb->kprobe_status & (KPROBE_HIT_SS | KPROBE_REENTER)) ||
+	    !cur->ainsn.insn ||
+	    regs->ip - (unsigned long)cur->ainsn.insn >= cur->ainsn.size)
+		return 0;
+
+	regs->ip = (unsigned long)cur->addr;
+	regs->flags |= kcb->saved_if;
+	if (kcb->kprobe_status == KPROBE_REENTER)
+		pop_hit_state(kcb);
+	else
+		reset_current_kprobe();
+
+	if (trapnr != X86_TRAP_PF && fixup_exception(regs, trapnr, 0, 0))
+		return 1;
+	return 0;
+}
+NOKPROBE_SYMBOL(kprobe_fault_handler);
+
+/* ---- init ----------------------------------------------------------------- */
+
+int __init arch_populate_kprobe_blacklist(void)
+{
+	return kprobe_add_area_blacklist((unsigned long)__entry_text_start,
+					 (unsigned long)__entry_text_end);
+}
+
+int __init arch_init_kprobes(void)
+{
+	return 0;
+}

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * x86-64 kprobes at ftrace sites: the core puts the site's address in its
+ * ftrace_ops filter and ftrace calls us with full registers, so no
+ * breakpoint is needed. Handlers see what a breakpoint hit would show
+ * them: regs->ip just past a one-byte int3 in the pre_handler, and past
+ * the (five-byte) ftrace call in the post_handler.
+ */
+
+#include <linux/kprobes.h>
+#include <linux/ftrace.h>
+#include <linux/preempt.h>
+
+void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
+			   struct ftrace_ops *ops, struct ftrace_regs *fregs)
+{
+	struct pt_regs *regs = ftrace_get_regs(fregs);
+	struct kprobe_ctlblk *kcb;
+	struct kprobe *p;
+	int bit;
+
+	if (unlikely(kprobe_ftrace_disabled))
+		return;
+	bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	if (bit < 0)
+		return;
+
+	p = get_kprobe((kprobe_opcode_t *)ip);
+	if (unlikely(!p || kprobe_disabled(p)))
+		goto out;
+
+	if (kprobe_running()) {
+		kprobes_inc_nmissed_count(p);
+		goto out;
+	}
+
+	kcb = get_kprobe_ctlblk();
+	__this_cpu_write(current_kprobe, p);
+	kcb->kprobe_status = KPROBE_HIT_ACTIVE;
+	regs->ip = ip + INT3_INSN_SIZE;
+	if (!p->pre_handler || !p->pre_handler(p, regs)) {
+		/* "Execute" the ftrace call: the function goes on after it. */
+		regs->ip = ip + MCOUNT_INSN_SIZE;
+		if (p->post_handler) {
+			kcb->kprobe_status = KPROBE_HIT_SSDONE;
+			p->post_handler(p, regs, 0);
+		}
+	}
+	/* Otherwise the pre_handler chose where ftrace returns to. */
+	__this_cpu_write(current_kprobe, NULL);
+out:
+	ftrace_test_recursion_unlock(bit);
+}
+NOKPROBE_SYMBOL(kprobe_ftrace_handler);
+
+int arch_prepare_kprobe_ftrace(struct kprobe *p)
+{
+	memset(&p->ainsn, 0, sizeof(p->ainsn));
+	p->opcode = 0;
+	return 0;
+}

@@ -1,0 +1,541 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef _LINUX_KPROBES_H
+#define _LINUX_KPROBES_H
+/*
+ * Kernel probes: run a handler when the CPU reaches (almost) any kernel
+ * instruction, and optionally when the function it belongs to returns.
+ *
+ * The arch-agnostic core lives in kernel/kprobes.c; the state a probe goes
+ * through and the locking rules are documented at the top of that file.
+ * The arch supplies the arch_* hooks declared below and in <asm/kprobes.h>.
+ */
+#include <linux/compiler.h>
+#include <linux/linkage.h>
+#include <linux/list.h>
+#include <linux/notifier.h>
+#include <linux/smp.h>
+#include <linux/bug.h>
+#include <linux/percpu.h>
+#include <linux/spinlock.h>
+#include <linux/rcupdate.h>
+#include <linux/mutex.h>
+#include <linux/ftrace.h>
+#include <linux/objpool.h>
+#include <linux/rethook.h>
+#include <asm/kprobes.h>
+
+#ifdef CONFIG_KPROBES
+
+/* Values of the per-CPU probe status (kprobe_ctlblk::kprobe_status). */
+#define KPROBE_HIT_ACTIVE	0x00000001	/* running the pre_handler */
+#define KPROBE_HIT_SS		0x00000002	/* running the copied insn */
+#define KPROBE_REENTER		0x00000004	/* nested hit, handlers skipped */
+#define KPROBE_HIT_SSDONE	0x00000008	/* running the post_handler */
+
+#else /* !CONFIG_KPROBES */
+#include <asm-generic/kprobes.h>
+typedef int kprobe_opcode_t;
+struct arch_specific_insn {
+	int dummy;
+};
+#endif /* CONFIG_KPROBES */
+
+struct kprobe;
+struct pt_regs;
+struct kretprobe;
+struct kretprobe_instance;
+typedef int (*kprobe_pre_handler_t) (struct kprobe *, struct pt_regs *);
+typedef void (*kprobe_post_handler_t) (struct kprobe *, struct pt_regs *,
+				       unsigned long flags);
+typedef int (*kretprobe_handler_t) (struct kretprobe_instance *,
+				    struct pt_regs *);
+
+/**
+ * struct kprobe - a probe on one kernel instruction
+ * @hlist: link in the core's address hash table (owned by the core)
+ * @list: link in an aggregate probe's member list (owned by the core)
+ * @nmissed: hits on which the handlers were skipped (nested hits)
+ * @addr: the probed instruction; set by the caller or resolved from
+ *	@symbol_name + @offset at registration
+ * @symbol_name: symbol to probe, with @offset; exclusive with @addr
+ * @offset: offset into @symbol_name
+ * @pre_handler: runs before the probed instruction. A non-zero return
+ *	means the handler changed regs->ip and the instruction is skipped.
+ * @post_handler: runs after the probed instruction
+ * @opcode: the original byte the breakpoint replaced
+ * @ainsn: the arch's copy of the probed instruction
+ * @flags: KPROBE_FLAG_*; changed only under the core's kprobe_mutex
+ */
+struct kprobe {
+	struct hlist_node hlist;
+	struct list_head list;
+	unsigned long nmissed;
+	kprobe_opcode_t *addr;
+	const char *symbol_name;
+	unsigned int offset;
+	kprobe_pre_handler_t pre_handler;
+	kprobe_post_handler_t post_handler;
+	kprobe_opcode_t opcode;
+	struct arch_specific_insn ainsn;
+	u32 flags;
+};
+
+/* Probe flags (struct kprobe::flags). */
+#define KPROBE_FLAG_GONE	1	/* the probed text went away */
+#define KPROBE_FLAG_DISABLED	2	/* registered but not armed */
+#define KPROBE_FLAG_OPTIMIZED	4	/* a jump, not a breakpoint, is armed */
+#define KPROBE_FLAG_FTRACE	8	/* served by ftrace at the fentry site */
+#define KPROBE_FLAG_ON_FUNC_ENTRY	16	/* probe is at a function entry */
+
+static inline bool kprobe_gone(struct kprobe *p)
+{
+	return p->flags & KPROBE_FLAG_GONE;
+}
+
+static inline bool kprobe_disabled(struct kprobe *p)
+{
+	return p->flags & (KPROBE_FLAG_DISABLED | KPROBE_FLAG_GONE);
+}
+
+static inline bool kprobe_optimized(struct kprobe *p)
+{
+	return p->flags & KPROBE_FLAG_OPTIMIZED;
+}
+
+static inline bool kprobe_ftrace(struct kprobe *p)
+{
+	return p->flags & KPROBE_FLAG_FTRACE;
+}
+
+/*
+ * Used only by architectures that have no rethook; kept so that the
+ * structures below have the same shape on every architecture.
+ */
+struct kretprobe_holder {
+	struct kretprobe __rcu *rp;
+	struct objpool_head	pool;
+};
+
+/**
+ * struct kretprobe - a probe on a function's return
+ * @kp: the entry probe that plants the return hook
+ * @handler: runs when the function returns
+ * @entry_handler: runs at function entry; non-zero skips @handler for
+ *	this call
+ * @maxactive: how many calls may be tracked at once (0: a default)
+ * @nmissed: calls not tracked because every instance was in use
+ * @data_size: bytes of per-call data in kretprobe_instance::data
+ * @rh: the rethook that owns the instance pool
+ * @rph: unused with rethook
+ */
+struct kretprobe {
+	struct kprobe kp;
+	kretprobe_handler_t handler;
+	kretprobe_handler_t entry_handler;
+	int maxactive;
+	int nmissed;
+	size_t data_size;
+#ifdef CONFIG_KRETPROBE_ON_RETHOOK
+	struct rethook *rh;
+#else
+	struct kretprobe_holder *rph;
+#endif
+};
+
+#define KRETPROBE_MAX_DATA_SIZE	4096
+
+/**
+ * struct kretprobe_instance - one tracked call of a return-probed function
+ * @node: the rethook node that carries the real return address
+ * @data: @data_size bytes shared by entry_handler and handler
+ */
+struct kretprobe_instance {
+#ifdef CONFIG_KRETPROBE_ON_RETHOOK
+	struct rethook_node node;
+#else
+	struct rcu_head rcu;
+	struct llist_node llist;
+	struct kretprobe_holder *rph;
+	kprobe_opcode_t *ret_addr;
+	void *fp;
+#endif
+	char data[];
+};
+
+/* A function that must never get a return probe. */
+struct kretprobe_blackpoint {
+	const char *name;
+	void *addr;
+};
+
+/* One range of text that must never be probed. */
+struct kprobe_blacklist_entry {
+	struct list_head list;
+	unsigned long start_addr;
+	unsigned long end_addr;
+	struct rcu_head rcu;
+};
+
+#ifdef CONFIG_KPROBES
+DECLARE_PER_CPU(struct kprobe *, current_kprobe);
+DECLARE_PER_CPU(struct kprobe_ctlblk, kprobe_ctlblk);
+
+void kprobe_busy_begin(void);
+void kprobe_busy_end(void);
+
+#ifdef CONFIG_KRETPROBES
+int arch_trampoline_kprobe(struct kprobe *p);
+
+#ifdef CONFIG_KRETPROBE_ON_RETHOOK
+static nokprobe_inline struct kretprobe *get_kretprobe(struct kretprobe_instance *ri)
+{
+	/* The rethook's data is set once at allocation and never changes. */
+	return (struct kretprobe *)ri->node.rethook->data;
+}
+
+static nokprobe_inline unsigned long get_kretprobe_retaddr(struct kretprobe_instance *ri)
+{
+	return ri->node.ret_addr;
+}
+#else
+#error "kprobes: kretprobes are implemented on rethook only"
+#endif /* CONFIG_KRETPROBE_ON_RETHOOK */
+
+#else /* !CONFIG_KRETPROBES */
+static inline int arch_trampoline_kprobe(struct kprobe *p)
+{
+	return 0;
+}
+#endif /* CONFIG_KRETPROBES */
+
+/* Bounds of the '_kprobe_blacklist' section NOKPROBE_SYMBOL() fills. */
+extern unsigned long __start_kprobe_blacklist[];
+extern unsigned long __stop_kprobe_blacklist[];
+
+extern struct kretprobe_blackpoint kretprobe_blacklist[];
+
+/* The arch interface; see the comments in kernel/kprobes.c. */
+int arch_prepare_kprobe(struct kprobe *p);
+void arch_remove_kprobe(struct kprobe *p);
+void arch_arm_kprobe(struct kprobe *p);
+void arch_disarm_kprobe(struct kprobe *p);
+/*
+ * Batched arming: queue the text change for each site (text_mutex held),
+ * then make all of them visible to every CPU at once. The defaults arm
+ * each site on its own.
+ */
+void arch_kprobe_queue_arm(struct kprobe *p, bool arm);
+void arch_kprobe_queue_apply(void);
+int arch_init_kprobes(void);
+bool arch_within_kprobe_blacklist(unsigned long addr);
+int arch_populate_kprobe_blacklist(void);
+
+void kprobes_inc_nmissed_count(struct kprobe *p);
+int kprobe_on_func_entry(kprobe_opcode_t *addr, const char *sym, unsigned long offset);
+
+bool within_kprobe_blacklist(unsigned long addr);
+int kprobe_add_ksym_blacklist(unsigned long entry);
+int kprobe_add_area_blacklist(unsigned long start, unsigned long end);
+
+/**
+ * struct kprobe_insn_cache - pages of executable slots for copied insns
+ * @mutex: serializes slot allocation and freeing
+ * @alloc: allocates one executable page
+ * @free: frees a page from @alloc
+ * @sym: name under which the pages appear in kallsyms
+ * @pages: the pages, an RCU list (read without @mutex by address checks)
+ * @insn_size: bytes per slot
+ * @nr_garbage: slots freed but possibly still in use (reclaimed later)
+ */
+struct kprobe_insn_cache {
+	struct mutex mutex;
+	void *(*alloc)(void);
+	void (*free)(void *);
+	const char *sym;
+	struct list_head pages;
+	size_t insn_size;
+	int nr_garbage;
+};
+
+#ifdef __ARCH_WANT_KPROBES_INSN_SLOT
+kprobe_opcode_t *__get_insn_slot(struct kprobe_insn_cache *c);
+void __free_insn_slot(struct kprobe_insn_cache *c,
+		      kprobe_opcode_t *slot, int dirty);
+/* Safe in any context: takes no lock that sleeps. */
+bool __is_insn_slot_addr(struct kprobe_insn_cache *c, unsigned long addr);
+
+#define DEFINE_INSN_CACHE_OPS(__name)					\
+extern struct kprobe_insn_cache kprobe_##__name##_slots;		\
+									\
+static inline kprobe_opcode_t *get_##__name##_slot(void)		\
+{									\
+	return __get_insn_slot(&kprobe_##__name##_slots);		\
+}									\
+									\
+static inline void free_##__name##_slot(kprobe_opcode_t *slot, int dirty)\
+{									\
+	__free_insn_slot(&kprobe_##__name##_slots, slot, dirty);	\
+}									\
+									\
+static inline bool is_kprobe_##__name##_slot(unsigned long addr)	\
+{									\
+	return __is_insn_slot_addr(&kprobe_##__name##_slots, addr);	\
+}
+#define KPROBE_INSN_PAGE_SYM		"kprobe_insn_page"
+#define KPROBE_OPTINSN_PAGE_SYM		"kprobe_optinsn_page"
+int kprobe_cache_get_kallsym(struct kprobe_insn_cache *c, unsigned int *symnum,
+			     unsigned long *value, char *type, char *sym);
+#else /* !__ARCH_WANT_KPROBES_INSN_SLOT */
+#define DEFINE_INSN_CACHE_OPS(__name)					\
+static inline bool is_kprobe_##__name##_slot(unsigned long addr)	\
+{									\
+	return 0;							\
+}
+#endif
+
+DEFINE_INSN_CACHE_OPS(insn);
+
+#ifdef CONFIG_OPTPROBES
+/**
+ * struct optimized_kprobe - a probe that may be armed with a jump
+ * @kp: the probe as the hash table sees it
+ * @list: link in the optimizer's queues
+ * @optinsn: the arch's detour buffer
+ */
+struct optimized_kprobe {
+	struct kprobe kp;
+	struct list_head list;
+	struct arch_optimized_insn optinsn;
+};
+
+int arch_prepared_optinsn(struct arch_optimized_insn *optinsn);
+int arch_check_optimized_kprobe(struct optimized_kprobe *op);
+int arch_prepare_optimized_kprobe(struct optimized_kprobe *op,
+				  struct kprobe *orig);
+void arch_remove_optimized_kprobe(struct optimized_kprobe *op);
+void arch_optimize_kprobes(struct list_head *oplist);
+void arch_unoptimize_kprobes(struct list_head *oplist,
+			     struct list_head *done_list);
+void arch_unoptimize_kprobe(struct optimized_kprobe *op);
+int arch_within_optimized_kprobe(struct optimized_kprobe *op,
+				 kprobe_opcode_t *addr);
+
+void opt_pre_handler(struct kprobe *p, struct pt_regs *regs);
+
+DEFINE_INSN_CACHE_OPS(optinsn);
+
+void wait_for_kprobe_optimizer(void);
+bool optprobe_queued_unopt(struct optimized_kprobe *op);
+bool kprobe_disarmed(struct kprobe *p);
+#else /* !CONFIG_OPTPROBES */
+static inline void wait_for_kprobe_optimizer(void) { }
+#endif /* CONFIG_OPTPROBES */
+
+#ifdef CONFIG_KPROBES_ON_FTRACE
+void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
+			   struct ftrace_ops *ops, struct ftrace_regs *fregs);
+int arch_prepare_kprobe_ftrace(struct kprobe *p);
+/* Set once ftrace is dead: probes on ftrace sites can no longer fire. */
+extern bool kprobe_ftrace_disabled __read_mostly;
+void kprobe_ftrace_kill(void);
+#else
+static inline int arch_prepare_kprobe_ftrace(struct kprobe *p)
+{
+	return -EINVAL;
+}
+static inline void kprobe_ftrace_kill(void) {}
+#endif /* CONFIG_KPROBES_ON_FTRACE */
+
+/* The probe registered at @addr; call with preemption disabled. */
+struct kprobe *get_kprobe(void *addr);
+
+/* The probe whose handlers this CPU is running, if any. */
+static inline struct kprobe *kprobe_running(void)
+{
+	return __this_cpu_read(current_kprobe);
+}
+
+static inline void reset_current_kprobe(void)
+{
+	__this_cpu_write(current_kprobe, NULL);
+}
+
+static inline struct kprobe_ctlblk *get_kprobe_ctlblk(void)
+{
+	return this_cpu_ptr(&kprobe_ctlblk);
+}
+
+kprobe_opcode_t *kprobe_lookup_name(const char *name, unsigned int offset);
+kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr, unsigned long offset,
+					 bool *on_func_entry);
+
+int register_kprobe(struct kprobe *p);
+void unregister_kprobe(struct kprobe *p);
+int register_kprobes(struct kprobe **kps, int num);
+void unregister_kprobes(struct kprobe **kps, int num);
+
+int register_kretprobe(struct kretprobe *rp);
+void unregister_kretprobe(struct kretprobe *rp);
+int register_kretprobes(struct kretprobe **rps, int num);
+void unregister_kretprobes(struct kretprobe **rps, int num);
+
+/* With rethook, the rethook core reclaims a dying task's instances. */
+#define kprobe_flush_task(tk)	do {} while (0)
+
+void kprobe_free_init_mem(void);
+
+int disable_kprobe(struct kprobe *kp);
+int enable_kprobe(struct kprobe *kp);
+
+void dump_kprobe(struct kprobe *kp);
+
+void *alloc_insn_page(void);
+
+void *alloc_optinsn_page(void);
+void free_optinsn_page(void *page);
+
+int kprobe_get_kallsym(unsigned int symnum, unsigned long *value, char *type,
+		       char *sym);
+
+int arch_kprobe_get_kallsym(unsigned int *symnum, unsigned long *value,
+			    char *type, char *sym);
+
+int kprobe_exceptions_notify(struct notifier_block *self,
+			     unsigned long val, void *data);
+
+#else /* !CONFIG_KPROBES: */
+
+static inline int kprobe_fault_handler(struct pt_regs *regs, int trapnr)
+{
+	return 0;
+}
+static inline struct kprobe *get_kprobe(void *addr)
+{
+	return NULL;
+}
+static inline struct kprobe *kprobe_running(void)
+{
+	return NULL;
+}
+#define kprobe_busy_begin()	do {} while (0)
+#define kprobe_busy_end()	do {} while (0)
+
+static inline int register_kprobe(struct kprobe *p)
+{
+	return -EOPNOTSUPP;
+}
+static inline int register_kprobes(struct kprobe **kps, int num)
+{
+	return -EOPNOTSUPP;
+}
+static inline void unregister_kprobe(struct kprobe *p)
+{
+}
+static inline void unregister_kprobes(struct kprobe **kps, int num)
+{
+}
+static inline int register_kretprobe(struct kretprobe *rp)
+{
+	return -EOPNOTSUPP;
+}
+static inline int register_kretprobes(struct kretprobe **rps, int num)
+{
+	return -EOPNOTSUPP;
+}
+static inline void unregister_kretprobe(struct kretprobe *rp)
+{
+}
+static inline void unregister_kretprobes(struct kretprobe **rps, int num)
+{
+}
+static inline void kprobe_flush_task(struct task_struct *tk)
+{
+}
+static inline void kprobe_free_init_mem(void)
+{
+}
+static inline void kprobe_ftrace_kill(void)
+{
+}
+static inline int disable_kprobe(struct kprobe *kp)
+{
+	return -EOPNOTSUPP;
+}
+static inline int enable_kprobe(struct kprobe *kp)
+{
+	return -EOPNOTSUPP;
+}
+static inline bool within_kprobe_blacklist(unsigned long addr)
+{
+	return true;
+}
+static inline int kprobe_get_kallsym(unsigned int symnum, unsigned long *value,
+				     char *type, char *sym)
+{
+	return -ERANGE;
+}
+static inline bool is_kprobe_insn_slot(unsigned long addr)
+{
+	return false;
+}
+#endif /* CONFIG_KPROBES */
+
+static inline int disable_kretprobe(struct kretprobe *rp)
+{
+	return disable_kprobe(&rp->kp);
+}
+
+static inline int enable_kretprobe(struct kretprobe *rp)
+{
+	return enable_kprobe(&rp->kp);
+}
+
+#ifndef CONFIG_OPTPROBES
+static inline bool is_kprobe_optinsn_slot(unsigned long addr)
+{
+	return false;
+}
+#endif
+
+#ifdef CONFIG_KRETPROBES
+static nokprobe_inline bool is_kretprobe_trampoline(unsigned long addr)
+{
+	return is_rethook_trampoline(addr);
+}
+
+static nokprobe_inline
+unsigned long kretprobe_find_ret_addr(struct task_struct *tsk, void *fp,
+				      struct llist_node **cur)
+{
+	return rethook_find_ret_addr(tsk, (unsigned long)fp, cur);
+}
+#else
+static nokprobe_inline bool is_kretprobe_trampoline(unsigned long addr)
+{
+	return false;
+}
+
+static nokprobe_inline
+unsigned long kretprobe_find_ret_addr(struct task_struct *tsk, void *fp,
+				      struct llist_node **cur)
+{
+	return 0;
+}
+#endif
+
+/*
+ * Called by the arch's page-fault handler: true when kprobes consumed the
+ * fault. Only a CPU that is inside a probe (hence not preemptible) can
+ * have a fault that kprobes cares about.
+ */
+static nokprobe_inline bool kprobe_page_fault(struct pt_regs *regs,
+					      unsigned int trap)
+{
+	if (!IS_ENABLED(CONFIG_KPROBES) || user_mode(regs))
+		return false;
+	if (preemptible() || !kprobe_running())
+		return false;
+	return kprobe_fault_handler(regs, trap);
+}
+
+#endif /* _LINUX_KPROBES_H */

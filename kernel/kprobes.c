@@ -1,0 +1,1915 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Kernel probes: the arch-agnostic core.
+ *
+ * A kprobe makes the CPU call a handler when it reaches one kernel
+ * instruction. The arch plants a breakpoint there (or, at a function's
+ * ftrace site, asks ftrace to call us), finds the probe on a hit with
+ * get_kprobe(), runs the handlers and then executes the original
+ * instruction out of line.
+ *
+ * Sites and members
+ * -----------------
+ * The hash table holds one struct kprobe per probed address: the "site".
+ * A lone probe is its own site. When a second probe arrives at the same
+ * address, an aggregate kprobe is allocated, takes over the first probe's
+ * arch state (its instruction copy) and replaces it in the table; the
+ * user probes become "members" on the aggregate's ->list, and the
+ * aggregate's handlers call theirs. An aggregate lives until its last
+ * member leaves.
+ *
+ * States of a user probe, and where each transition happens
+ * ---------------------------------------------------------
+ *
+ *   unregistered --register_kprobes()--> enabled | disabled
+ *   enabled  --disable_kprobe()--> disabled --enable_kprobe()--> enabled
+ *   enabled | disabled --its text is freed (kprobes_module_callback(),
+ *            kprobe_free_init_mem())--> gone
+ *   any registered state --unregister_kprobes()--> unregistered
+ *
+ * A probe's flags say which (KPROBE_FLAG_DISABLED, KPROBE_FLAG_GONE). A
+ * site is *armed* (breakpoint in the text, or its ip in our ftrace
+ * filter) exactly when site_wants_armed() says so: it is not gone, at
+ * least one member is enabled, and kprobes are not globally disarmed.
+ * Every path that may change that answer ends in site_sync_armed(),
+ * which is the one place that arms or disarms. Arming is batched: sites
+ * are queued and the text is patched and serialized once per batch
+ * (see struct kprobe_batch), and a batch of removals waits for one RCU
+ * grace period, not one per probe.
+ *
+ * Locking
+ * -------
+ * kprobe_mutex serializes every change: the hash table, the members
+ * lists, every probe's flags, the blacklist and the global switch.
+ * The hit path takes no lock: it runs with interrupts or preemption
+ * disabled, which makes it an RCU reader, and walks the hash chain and
+ * the members list with the _rcu list primitives. Writers publish with
+ * the _rcu list primitives and wait for synchronize_rcu() before they
+ * free a site, an aggregate or an instruction slot.
+ *
+ * Lock order: kprobe_mutex -> cpus_read_lock -> jump_label_lock ->
+ * text_mutex. ftrace takes text_mutex itself, so ftrace filters are
+ * changed with text_mutex released.
+ */
+
+#define pr_fmt(fmt) "kprobes: " fmt
+
+#include <linux/kprobes.h>
+#include <linux/hash.h>
+#include <linux/init.h>
+#include <linux/slab.h>
+#include <linux/stddef.h>
+#include <linux/export.h>
+#include <linux/kallsyms.h>
+#include <linux/freezer.h>
+#include <linux/seq_file.h>
+#include <linux/debugfs.h>
+#include <linux/sysctl.h>
+#include <linux/kdebug.h>
+#include <linux/memory.h>
+#include <linux/ftrace.h>
+#include <linux/cpu.h>
+#include <linux/jump_label.h>
+#include <linux/static_call.h>
+#include <linux/perf_event.h>
+#include <linux/execmem.h>
+#include <linux/module.h>
+#include <linux/moduleloader.h>
+#include <linux/bug.h>
+#include <linux/uaccess.h>
+
+#include <asm/sections.h>
+#include <asm/cacheflush.h>
+#include <asm/errno.h>
+
+#define KPROBE_HASH_BITS 12
+#define KPROBE_TABLE_SIZE (1 << KPROBE_HASH_BITS)
+
+/* Every registration-side change; see "Locking" above. */
+static DEFINE_MUTEX(kprobe_mutex);
+
+/* Sites by address. Writers hold kprobe_mutex; the hit path reads under RCU. */
+static struct hlist_head kprobe_table[KPROBE_TABLE_SIZE];
+
+/* True while /sys/kernel/debug/kprobes/enabled is 0. Under kprobe_mutex. */
+static bool kprobes_all_disarmed;
+
+/* Set by init_kprobes(); until then registration is refused. */
+static bool kprobes_initialized;
+
+DEFINE_PER_CPU(struct kprobe *, current_kprobe);
+/* Exported, with get_kprobe(), so that modules can use kprobe_running(). */
+EXPORT_PER_CPU_SYMBOL_GPL(current_kprobe);
+DEFINE_PER_CPU(struct kprobe_ctlblk, kprobe_ctlblk);
+
+/* Ranges no probe may be placed in. Written under kprobe_mutex, read under RCU. */
+static LIST_HEAD(kprobe_blacklist);
+
+static struct hlist_head *kprobe_bucket(const void *addr)
+{
+	return &kprobe_table[hash_ptr(addr, KPROBE_HASH_BITS)];
+}
+
+/**
+ * get_kprobe() - find the probe site at an address
+ * @addr: the probed instruction's address
+ *
+ * Called on the hit path with preemption or interrupts disabled, or with
+ * kprobe_mutex held.
+ *
+ * Return: the site (a lone probe or an aggregate), or NULL.
+ */
+struct kprobe *get_kprobe(void *addr)
+{
+	struct kprobe *p;
+
+	hlist_for_each_entry_rcu(p, kprobe_bucket(addr), hlist,
+				 lockdep_is_held(&kprobe_mutex)) {
+		if (p->addr == addr)
+			return p;
+	}
+	return NULL;
+}
+NOKPROBE_SYMBOL(get_kprobe);
+EXPORT_SYMBOL_GPL(get_kprobe);
+
+/* ---- aggregate sites ---------------------------------------------------- */
+
+static int aggr_pre_handler(struct kprobe *site, struct pt_regs *regs);
+static void aggr_post_handler(struct kprobe *site, struct pt_regs *regs,
+			      unsigned long flags);
+
+static bool kprobe_is_aggr(struct kprobe *p)
+{
+	return p->pre_handler == aggr_pre_handler;
+}
+
+/* Run every enabled member's pre_handler; stop at one that redirects. */
+static int aggr_pre_handler(struct kprobe *site, struct pt_regs *regs)
+{
+	struct kprobe *p;
+
+	list_for_each_entry_rcu(p, &site->list, list) {
+		if (kprobe_disabled(p) || !p->pre_handler)
+			continue;
+		__this_cpu_write(current_kprobe, p);
+		if (p->pre_handler(p, regs))
+			return 1;
+	}
+	__this_cpu_write(current_kprobe, site);
+	return 0;
+}
+NOKPROBE_SYMBOL(aggr_pre_handler);
+
+static void aggr_post_handler(struct kprobe *site, struct pt_regs *regs,
+			      unsigned long flags)
+{
+	struct kprobe *p;
+
+	list_for_each_entry_rcu(p, &site->list, list) {
+		if (kprobe_disabled(p) || !p->post_handler)
+			continue;
+		__this_cpu_write(current_kprobe, p);
+		p->post_handler(p, regs, flags);
+	}
+	__this_cpu_write(current_kprobe, site);
+}
+NOKPROBE_SYMBOL(aggr_post_handler);
+
+/**
+ * kprobes_inc_nmissed_count() - count a hit whose handlers were skipped
+ * @p: the site that was hit
+ *
+ * A hit on an aggregate counts against every member.
+ */
+void kprobes_inc_nmissed_count(struct kprobe *p)
+{
+	struct kprobe *member;
+
+	if (!kprobe_is_aggr(p)) {
+		p->nmissed++;
+		return;
+	}
+	list_for_each_entry_rcu(member, &p->list, list)
+		member->nmissed++;
+}
+NOKPROBE_SYMBOL(kprobes_inc_nmissed_count);
+
+/* ---- kprobe_busy: make probes hit in a region count as missed ---------- */
+
+static struct kprobe kprobe_busy = {
+	.addr = (void *)get_kprobe,
+};
+
+/**
+ * kprobe_busy_begin() - treat this CPU as if it were running a handler
+ *
+ * Probes hit until kprobe_busy_end() skip their handlers and count a
+ * miss. rethook and fprobe use this around their own handlers.
+ */
+void kprobe_busy_begin(void)
+{
+	preempt_disable();
+	__this_cpu_write(current_kprobe, &kprobe_busy);
+	get_kprobe_ctlblk()->kprobe_status = KPROBE_HIT_ACTIVE;
+}
+
+/**
+ * kprobe_busy_end() - end a kprobe_busy_begin() region
+ */
+void kprobe_busy_end(void)
+{
+	__this_cpu_write(current_kprobe, NULL);
+	preempt_enable();
+}
+
+/* ---- instruction slots -------------------------------------------------- */
+
+#ifdef __ARCH_WANT_KPROBES_INSN_SLOT
+/*
+ * A page of equally sized slots. Pages are on their cache's RCU list so
+ * that __is_insn_slot_addr() can run in any context; the bitmap and the
+ * count are under the cache's mutex.
+ */
+struct kprobe_insn_page {
+	struct list_head list;
+	struct rcu_head rcu;
+	kprobe_opcode_t *base;
+	unsigned int nr_used;
+	unsigned long used[];
+};
+
+static unsigned int slots_per_page(struct kprobe_insn_cache *c)
+{
+	return PAGE_SIZE / c->insn_size;
+}
+
+/* Weak so that an arch can place the page where its copies can reach. */
+void __weak *alloc_insn_page(void)
+{
+	return execmem_alloc(EXECMEM_KPROBES, PAGE_SIZE);
+}
+
+static void free_insn_page(void *page)
+{
+	execmem_free(page);
+}
+
+struct kprobe_insn_cache kprobe_insn_slots = {
+	.mutex = __MUTEX_INITIALIZER(kprobe_insn_slots.mutex),
+	.alloc = alloc_insn_page,
+	.free = free_insn_page,
+	.sym = KPROBE_INSN_PAGE_SYM,
+	.pages = LIST_HEAD_INIT(kprobe_insn_slots.pages),
+	.insn_size = KPROBE_SLOT_SIZE,
+};
+
+static void kprobe_insn_page_free_rcu(struct rcu_head *head)
+{
+	kfree(container_of(head, struct kprobe_insn_page, rcu));
+}
+
+/**
+ * __get_insn_slot() - allocate one instruction slot
+ * @c: the cache to allocate from
+ *
+ * Return: the slot, or NULL when no executable memory can be had.
+ */
+kprobe_opcode_t *__get_insn_slot(struct kprobe_insn_cache *c)
+{
+	unsigned int n = slots_per_page(c), bit;
+	struct kprobe_insn_page *page;
+	kprobe_opcode_t *slot = NULL;
+
+	mutex_lock(&c->mutex);
+	list_for_each_entry(page, &c->pages, list) {
+		if (page->nr_used == n)
+			continue;
+		bit = find_first_zero_bit(page->used, n);
+		goto found;
+	}
+
+	page = kzalloc(struct_size(page, used, BITS_TO_LONGS(n)), GFP_KERNEL);
+	if (!page)
+		goto out;
+	page->base = c->alloc();
+	if (!page->base) {
+		kfree(page);
+		goto out;
+	}
+	list_add_rcu(&page->list, &c->pages);
+	perf_event_ksymbol(PERF_RECORD_KSYMBOL_TYPE_OOL, (unsigned long)page->base,
+			   PAGE_SIZE, false, c->sym);
+	bit = 0;
+found:
+	__set_bit(bit, page->used);
+	page->nr_used++;
+	slot = page->base + bit * c->insn_size;
+out:
+	mutex_unlock(&c->mutex);
+	return slot;
+}
+
+/**
+ * __free_insn_slot() - give back a slot from __get_insn_slot()
+ * @c: the cache it came from
+ * @slot: the slot
+ * @dirty: unused: callers free a slot only after a grace period has
+ *	passed since its probe stopped being reachable
+ */
+void __free_insn_slot(struct kprobe_insn_cache *c, kprobe_opcode_t *slot,
+		      int dirty)
+{
+	struct kprobe_insn_page *page;
+	unsigned long offset;
+
+	mutex_lock(&c->mutex);
+	list_for_each_entry(page, &c->pages, list) {
+		offset = slot - page->base;
+		if (offset >= PAGE_SIZE)
+			continue;
+		__clear_bit(offset / c->insn_size, page->used);
+		if (--page->nr_used == 0) {
+			list_del_rcu(&page->list);
+			perf_event_ksymbol(PERF_RECORD_KSYMBOL_TYPE_OOL,
+					   (unsigned long)page->base, PAGE_SIZE,
+					   true, c->sym);
+			c->free(page->base);
+			call_rcu(&page->rcu, kprobe_insn_page_free_rcu);
+		}
+		goto out;
+	}
+	WARN(1, "slot %px is not from the %s cache\n", slot, c->sym);
+out:
+	mutex_unlock(&c->mutex);
+}
+
+/**
+ * __is_insn_slot_addr() - is an address inside one of a cache's pages?
+ * @c: the cache
+ * @addr: the address
+ *
+ * Used by the unwinder and kernel_text_address(); takes no lock.
+ *
+ * Return: true when @addr is in a page of @c.
+ */
+bool __is_insn_slot_addr(struct kprobe_insn_cache *c, unsigned long addr)
+{
+	struct kprobe_insn_page *page;
+	bool found = false;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(page, &c->pages, list) {
+		if (addr - (unsigned long)page->base < PAGE_SIZE) {
+			found = true;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return found;
+}
+
+/**
+ * kprobe_cache_get_kallsym() - name the @symnum'th page of a cache
+ * @c: the cache
+ * @symnum: in: index; out: decreased by the number of pages skipped
+ * @value: out: the page's address
+ * @type: out: 't'
+ * @sym: out: the cache's symbol name
+ *
+ * Return: 0 when found, -ERANGE when @symnum is past the last page.
+ */
+int kprobe_cache_get_kallsym(struct kprobe_insn_cache *c, unsigned int *symnum,
+			     unsigned long *value, char *type, char *sym)
+{
+	struct kprobe_insn_page *page;
+	int ret = -ERANGE;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(page, &c->pages, list) {
+		if ((*symnum)--)
+			continue;
+		strscpy(sym, c->sym, KSYM_NAME_LEN);
+		*type = 't';
+		*value = (unsigned long)page->base;
+		ret = 0;
+		break;
+	}
+	rcu_read_unlock();
+	return ret;
+}
+
+#ifdef CONFIG_OPTPROBES
+void __weak *alloc_optinsn_page(void)
+{
+	return alloc_insn_page();
+}
+
+void __weak free_optinsn_page(void *page)
+{
+	free_insn_page(page);
+}
+
+/* Detour buffers for optimized probes; no user yet. */
+struct kprobe_insn_cache kprobe_optinsn_slots = {
+	.mutex = __MUTEX_INITIALIZER(kprobe_optinsn_slots.mutex),
+	.alloc = alloc_optinsn_page,
+	.free = free_optinsn_page,
+	.sym = KPROBE_OPTINSN_PAGE_SYM,
+	.pages = LIST_HEAD_INIT(kprobe_optinsn_slots.pages),
+	.insn_size = KPROBE_SLOT_SIZE,
+};
+#endif
+#endif /* __ARCH_WANT_KPROBES_INSN_SLOT */
+
+int __weak arch_kprobe_get_kallsym(unsigned int *symnum, unsigned long *value,
+				   char *type, char *sym)
+{
+	return -ERANGE;
+}
+
+/**
+ * kprobe_get_kallsym() - name the kprobes-owned executable pages
+ * @symnum: index among those pages
+ * @value: out: address
+ * @type: out: symbol type
+ * @sym: out: symbol name
+ *
+ * Return: 0 when found, -ERANGE past the last one.
+ */
+int kprobe_get_kallsym(unsigned int symnum, unsigned long *value, char *type,
+		       char *sym)
+{
+#ifdef __ARCH_WANT_KPROBES_INSN_SLOT
+	if (!kprobe_cache_get_kallsym(&kprobe_insn_slots, &symnum, value, type, sym))
+		return 0;
+#ifdef CONFIG_OPTPROBES
+	if (!kprobe_cache_get_kallsym(&kprobe_optinsn_slots, &symnum, value, type, sym))
+		return 0;
+#endif
+#endif
+	return arch_kprobe_get_kallsym(&symnum, value, type, sym);
+}
+
+/* ---- the blacklist ------------------------------------------------------ */
+
+bool __weak arch_within_kprobe_blacklist(unsigned long addr)
+{
+	return false;
+}
+
+/**
+ * within_kprobe_blacklist() - may no probe be placed at @addr?
+ * @addr: a kernel text address
+ *
+ * Return: true when @addr is in a blacklisted range.
+ */
+bool within_kprobe_blacklist(unsigned long addr)
+{
+	struct kprobe_blacklist_entry *ent;
+	bool found = false;
+
+	if (arch_within_kprobe_blacklist(addr))
+		return true;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(ent, &kprobe_blacklist, list) {
+		if (addr >= ent->start_addr && addr < ent->end_addr) {
+			found = true;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return found;
+}
+EXPORT_SYMBOL_GPL(within_kprobe_blacklist);
+
+/**
+ * kprobe_add_area_blacklist() - blacklist a range of text
+ * @start: first address
+ * @end: one past the last address
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int kprobe_add_area_blacklist(unsigned long start, unsigned long end)
+{
+	struct kprobe_blacklist_entry *ent;
+
+	if (start >= end)
+		return 0;
+	ent = kmalloc(sizeof(*ent), GFP_KERNEL);
+	if (!ent)
+		return -ENOMEM;
+	ent->start_addr = start;
+	ent->end_addr = end;
+	list_add_tail_rcu(&ent->list, &kprobe_blacklist);
+	return 0;
+}
+
+/**
+ * kprobe_add_ksym_blacklist() - blacklist the whole symbol around @entry
+ * @entry: an address inside a symbol
+ *
+ * Return: the symbol's size on success, -EINVAL when @entry is in no
+ * symbol, or -ENOMEM.
+ */
+int kprobe_add_ksym_blacklist(unsigned long entry)
+{
+	unsigned long size, offset;
+	int ret;
+
+	if (!kallsyms_lookup_size_offset(entry, &size, &offset))
+		return -EINVAL;
+	ret = kprobe_add_area_blacklist(entry - offset, entry - offset + size);
+	return ret ? ret : size;
+}
+
+int __weak arch_populate_kprobe_blacklist(void)
+{
+	return 0;
+}
+
+/* Blacklist each symbol named in a '_kprobe_blacklist' array. */
+static void blacklist_symbols(unsigned long *start, unsigned long *end)
+{
+	unsigned long *iter;
+
+	for (iter = start; iter < end; iter++) {
+		unsigned long addr = (unsigned long)dereference_symbol_descriptor((void *)*iter);
+
+		if (kprobe_add_ksym_blacklist(addr) < 0)
+			pr_warn("cannot blacklist %pS\n", (void *)addr);
+	}
+}
+
+static void blacklist_remove_range(unsigned long start, unsigned long end)
+{
+	struct kprobe_blacklist_entry *ent, *next;
+
+	list_for_each_entry_safe(ent, next, &kprobe_blacklist, list) {
+		if (ent->start_addr < start || ent->start_addr >= end)
+			continue;
+		list_del_rcu(&ent->list);
+		kfree_rcu(ent, rcu);
+	}
+}
+
+static int __init populate_kprobe_blacklist(void)
+{
+	blacklist_symbols(__start_kprobe_blacklist, __stop_kprobe_blacklist);
+
+	/* Sections whose code runs where a breakpoint cannot be taken. */
+	kprobe_add_area_blacklist((unsigned long)__kprobes_text_start,
+				  (unsigned long)__kprobes_text_end);
+	kprobe_add_area_blacklist((unsigned long)__noinstr_text_start,
+				  (unsigned long)__noinstr_text_end);
+	kprobe_add_area_blacklist((unsigned long)__irqentry_text_start,
+				  (unsigned long)__irqentry_text_end);
+	kprobe_add_area_blacklist((unsigned long)__softirqentry_text_start,
+				  (unsigned long)__softirqentry_text_end);
+
+	return arch_populate_kprobe_blacklist();
+}
+
+/* ---- resolving the probe address --------------------------------------- */
+
+kprobe_opcode_t * __weak kprobe_lookup_name(const char *name, unsigned int offset)
+{
+	return (kprobe_opcode_t *)kallsyms_lookup_name(name);
+}
+
+kprobe_opcode_t * __weak arch_adjust_kprobe_addr(unsigned long addr,
+						 unsigned long offset,
+						 bool *on_func_entry)
+{
+	*on_func_entry = !offset;
+	return (kprobe_opcode_t *)(addr + offset);
+}
+
+static int count_symbol(void *data, unsigned long unused)
+{
+	(*(unsigned int *)data)++;
+	return 0;
+}
+
+struct symbol_count {
+	const char *name;
+	unsigned int count;
+};
+
+static int count_module_symbol(void *data, const char *name, unsigned long unused)
+{
+	struct symbol_count *sc = data;
+
+	if (!strcmp(name, sc->name))
+		sc->count++;
+	return 0;
+}
+
+/* How many symbols, in vmlinux and modules, are called @name? */
+static unsigned int symbol_occurrences(const char *name)
+{
+	struct symbol_count sc = { .name = name };
+
+	/* "module:symbol" names one module; it cannot be ambiguous. */
+	if (strchr(name, ':'))
+		return 1;
+	kallsyms_on_each_match_symbol(count_symbol, name, &sc.count);
+	if (IS_ENABLED(CONFIG_MODULES))
+		module_kallsyms_on_each_symbol(NULL, count_module_symbol, &sc);
+	return sc.count;
+}
+
+/*
+ * The address a probe asks for: .addr, or .symbol_name + .offset. Sets
+ * @on_func_entry when that is a function's first instruction (after any
+ * landing pad the arch skips).
+ */
+static kprobe_opcode_t *resolve_probe_addr(kprobe_opcode_t *addr,
+					   const char *symbol_name,
+					   unsigned long offset,
+					   bool *on_func_entry)
+{
+	unsigned long size, sym_offset;
+
+	if (!!addr == !!symbol_name)
+		return ERR_PTR(-EINVAL);
+
+	if (symbol_name) {
+		unsigned int n = symbol_occurrences(symbol_name);
+
+		if (n > 1)
+			return ERR_PTR(-EADDRNOTAVAIL);
+		addr = kprobe_lookup_name(symbol_name, offset);
+		if (!addr)
+			return ERR_PTR(-ENOENT);
+	}
+
+	/* Normalize to symbol + offset so the arch can adjust entries. */
+	addr = (kprobe_opcode_t *)((unsigned long)addr + offset);
+	if (kallsyms_lookup_size_offset((unsigned long)addr, &size, &sym_offset))
+		addr = arch_adjust_kprobe_addr((unsigned long)addr - sym_offset,
+					       sym_offset, on_func_entry);
+	else
+		*on_func_entry = false;
+	return addr ? addr : ERR_PTR(-EINVAL);
+}
+
+/**
+ * kprobe_on_func_entry() - is this probe point a function's entry?
+ * @addr: address, or NULL when @sym is given
+ * @sym: symbol name, or NULL
+ * @offset: offset into @sym (or added to @addr)
+ *
+ * Return: 0 when it is, -EINVAL when it is not, or the error that
+ * resolving the address gave (-ENOENT, -EADDRNOTAVAIL).
+ */
+int kprobe_on_func_entry(kprobe_opcode_t *addr, const char *sym, unsigned long offset)
+{
+	bool on_func_entry;
+	kprobe_opcode_t *where = resolve_probe_addr(addr, sym, offset, &on_func_entry);
+
+	if (IS_ERR(where))
+		return PTR_ERR(where);
+	return on_func_entry ? 0 : -EINVAL;
+}
+
+/* ---- arming ------------------------------------------------------------- */
+
+/*
+ * The arch batches breakpoint writes: it queues each one and serializes
+ * all CPUs once when the batch is applied. An arch without batching
+ * arms each site at once; the default does that.
+ */
+void __weak arch_kprobe_queue_arm(struct kprobe *p, bool arm)
+{
+	if (arm)
+		arch_arm_kprobe(p);
+	else
+		arch_disarm_kprobe(p);
+}
+
+void __weak arch_kprobe_queue_apply(void)
+{
+}
+
+/*
+ * struct kprobe_batch - the sites one registration call changes
+ * @arm_ftrace, @disarm_ftrace: ftrace sites to add to/remove from our
+ *	ftrace filter after text_mutex is dropped
+ * @poked: breakpoint writes were queued and must be applied
+ * @need_sync: a site left the table; wait for a grace period before
+ *	freeing anything
+ */
+struct kprobe_batch {
+	struct list_head free_list;
+	unsigned long *arm_ftrace;
+	unsigned long *disarm_ftrace;
+	unsigned int nr_arm_ftrace;
+	unsigned int nr_disarm_ftrace;
+	unsigned int max_ftrace;
+	bool poked;
+	bool need_sync;
+};
+
+/*
+ * Private site flags, above the KPROBE_FLAG_* users see: the site is
+ * armed; the site is leaving the table in this batch.
+ */
+#define KPROBE_FLAG_ARMED	0x80000000
+#define KPROBE_FLAG_DYING	0x40000000
+#define KPROBE_FLAGS_PRIVATE	(KPROBE_FLAG_ARMED | KPROBE_FLAG_DYING)
+
+/* Should the text at this site trap (or ftrace call us) right now? */
+static bool site_wants_armed(struct kprobe *site)
+{
+	return !kprobes_all_disarmed && !kprobe_disabled(site) &&
+	       !(site->flags & KPROBE_FLAG_DYING);
+}
+
+static bool site_is_armed(struct kprobe *site)
+{
+	return site->flags & KPROBE_FLAG_ARMED;
+}
+
+#ifdef CONFIG_KPROBES_ON_FTRACE
+bool kprobe_ftrace_disabled __read_mostly;
+
+static struct ftrace_ops kprobe_ftrace_ops __read_mostly = {
+	.func = kprobe_ftrace_handler,
+	.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY,
+};
+
+/* How many sites are in kprobe_ftrace_ops' filter. Under kprobe_mutex. */
+static unsigned int kprobe_ftrace_users;
+
+/*
+ * Add @ips to, or remove them from, our ftrace filter. The ops is
+ * registered only while its filter is not empty: an empty filter would
+ * mean "every function".
+ */
+static int ftrace_filter_update(unsigned long *ips, unsigned int nr, bool remove)
+{
+	int ret;
+
+	if (!nr)
+		return 0;
+	if (kprobe_ftrace_disabled)
+		return -ENODEV;
+
+	if (remove) {
+		if (kprobe_ftrace_users == nr)
+			unregister_ftrace_function(&kprobe_ftrace_ops);
+		kprobe_ftrace_users -= nr;
+		ret = ftrace_set_filter_ips(&kprobe_ftrace_ops, ips, nr, 1, 0);
+		WARN(ret, "kprobes: ftrace filter removal of %u sites failed: %d\n",
+		     nr, ret);
+		return ret;
+	}
+
+	ret = ftrace_set_filter_ips(&kprobe_ftrace_ops, ips, nr, 0, 0);
+	if (ret)
+		return ret;
+	if (!kprobe_ftrace_users) {
+		ret = register_ftrace_function(&kprobe_ftrace_ops);
+		if (ret) {
+			ftrace_set_filter_ips(&kprobe_ftrace_ops, ips, nr, 1, 0);
+			return ret;
+		}
+	}
+	kprobe_ftrace_users += nr;
+	return 0;
+}
+
+/**
+ * kprobe_ftrace_kill() - ftrace is dying; probes on its sites stop firing
+ */
+void kprobe_ftrace_kill(void)
+{
+	kprobe_ftrace_disabled = true;
+}
+#else
+static int ftrace_filter_update(unsigned long *ips, unsigned int nr, bool remove)
+{
+	return nr ? -ENODEV : 0;
+}
+#endif
+
+static int batch_add_ftrace(struct kprobe_batch *b, struct kprobe *site, bool arm)
+{
+	unsigned long **ips = arm ? &b->arm_ftrace : &b->disarm_ftrace;
+	unsigned int *nr = arm ? &b->nr_arm_ftrace : &b->nr_disarm_ftrace;
+
+	if (*nr == b->max_ftrace) {
+		unsigned int n = max(16U, 2 * b->max_ftrace);
+		unsigned long *a, *d;
+
+		a = krealloc_array(b->arm_ftrace, n, sizeof(*a), GFP_KERNEL);
+		if (!a)
+			return -ENOMEM;
+		b->arm_ftrace = a;
+		d = krealloc_array(b->disarm_ftrace, n, sizeof(*d), GFP_KERNEL);
+		if (!d)
+			return -ENOMEM;
+		b->disarm_ftrace = d;
+		b->max_ftrace = n;
+	}
+	(*ips)[(*nr)++] = (unsigned long)site->addr;
+	return 0;
+}
+
+/*
+ * Bring a site's armed state in line with site_wants_armed(). Breakpoint
+ * writes are queued in the arch (the caller holds text_mutex and calls
+ * batch_apply_text()); ftrace sites are collected for batch_finish().
+ */
+static int site_sync_armed(struct kprobe_batch *b, struct kprobe *site)
+{
+	bool want = site_wants_armed(site);
+	int ret = 0;
+
+	if (want == site_is_armed(site))
+		return 0;
+	if (kprobe_gone(site) && !want) {
+		/* Its text is gone: there is nothing to restore. */
+		site->flags &= ~KPROBE_FLAG_ARMED;
+		return 0;
+	}
+	if (kprobe_ftrace(site)) {
+		ret = batch_add_ftrace(b, site, want);
+	} else {
+		arch_kprobe_queue_arm(site, want);
+		b->poked = true;
+	}
+	if (!ret)
+		site->flags ^= KPROBE_FLAG_ARMED;
+	return ret;
+}
+
+static void batch_init(struct kprobe_batch *b)
+{
+	memset(b, 0, sizeof(*b));
+	INIT_LIST_HEAD(&b->free_list);
+}
+
+static void kprobes_lock_text(void)
+{
+	cpus_read_lock();
+	jump_label_lock();
+	mutex_lock(&text_mutex);
+}
+
+static void kprobes_unlock_text(void)
+{
+	mutex_unlock(&text_mutex);
+	jump_label_unlock();
+	cpus_read_unlock();
+}
+
+/* Apply the queued breakpoint writes; text_mutex held. */
+static void batch_apply_text(struct kprobe_batch *b)
+{
+	if (b->poked)
+		arch_kprobe_queue_apply();
+	b->poked = false;
+}
+
+/* ---- preparing and releasing a site's arch state ------------------------ */
+
+void __weak arch_remove_kprobe(struct kprobe *p)
+{
+}
+
+#ifdef CONFIG_GENERIC_BUG
+static bool is_bug_site(unsigned long addr)
+{
+	return find_bug(addr);
+}
+#else
+static bool is_bug_site(unsigned long addr)
+{
+	return false;
+}
+#endif
+
+#ifdef CONFIG_MODULES
+/*
+ * Keep the module that holds @addr from going away while a probe on it
+ * is registered; refuse text that is being freed.
+ */
+static int pin_probed_module(unsigned long addr, struct module **probed_mod)
+{
+	struct module *mod;
+
+	preempt_disable();
+	mod = __module_text_address(addr);
+	if (mod && !try_module_get(mod)) {
+		/* Its refcount is dead: the module is being unloaded. */
+		preempt_enable();
+		return -ENOENT;
+	}
+	preempt_enable();
+	if (!mod)
+		return 0;
+
+	/* A module's init text is freed once it is live. */
+	if (mod->state == MODULE_STATE_GOING ||
+	    (within_module_init(addr, mod) && mod->state != MODULE_STATE_COMING)) {
+		module_put(mod);
+		return -ENOENT;
+	}
+	*probed_mod = mod;
+	return 0;
+}
+#else
+static int pin_probed_module(unsigned long addr, struct module **probed_mod)
+{
+	return 0;
+}
+#endif
+
+/*
+ * Everything that makes an address unprobeable, whatever the arch. On
+ * success a module that holds @p->addr is pinned in *@probed_mod until
+ * the caller is done registering.
+ * Called with kprobe_mutex and the text locks held.
+ */
+static int check_probe_address(struct kprobe *p, struct module **probed_mod)
+{
+	unsigned long addr = (unsigned long)p->addr;
+	unsigned long ftrace_addr;
+
+	*probed_mod = NULL;
+
+	if (!core_kernel_text(addr) && !is_module_text_address(addr))
+		return -EINVAL;
+	if (within_kprobe_blacklist(addr) ||
+	    jump_label_text_reserved(p->addr, p->addr) ||
+	    static_call_text_reserved(p->addr, p->addr) ||
+	    is_bug_site(addr))
+		return -EINVAL;
+
+	ftrace_addr = ftrace_location(addr);
+	if (ftrace_addr) {
+		if (ftrace_addr != addr)
+			return -EILSEQ;
+		if (!IS_ENABLED(CONFIG_KPROBES_ON_FTRACE))
+			return -EINVAL;
+		p->flags |= KPROBE_FLAG_FTRACE;
+	}
+
+	return pin_probed_module(addr, probed_mod);
+}
+
+static int prepare_site(struct kprobe *p)
+{
+	if (kprobe_ftrace(p))
+		return arch_prepare_kprobe_ftrace(p);
+	return arch_prepare_kprobe(p);
+}
+
+static void release_site(struct kprobe *site)
+{
+	if (!kprobe_ftrace(site))
+		arch_remove_kprobe(site);
+	if (kprobe_is_aggr(site))
+		kfree(site);
+}
+
+/* ---- registering -------------------------------------------------------- */
+
+static void remove_probe(struct kprobe_batch *b, struct kprobe *p, struct kprobe *site);
+
+/* Is @p registered, as a site or as an aggregate's member? */
+static bool is_registered(struct kprobe *p, struct kprobe **site_out)
+{
+	struct kprobe *site = get_kprobe(p->addr), *m;
+
+	*site_out = site;
+	if (!site)
+		return false;
+	if (site == p)
+		return true;
+	if (kprobe_is_aggr(site))
+		list_for_each_entry(m, &site->list, list)
+			if (m == p)
+				return true;
+	return false;
+}
+
+/* Turn a lone site into an aggregate holding it; returns the aggregate. */
+static struct kprobe *make_aggregate(struct kprobe *lone)
+{
+	struct kprobe *ag = kzalloc(sizeof(*ag), GFP_KERNEL);
+
+	if (!ag)
+		return NULL;
+	ag->addr = lone->addr;
+	ag->opcode = lone->opcode;
+	ag->ainsn = lone->ainsn;
+	ag->flags = lone->flags;
+	ag->pre_handler = aggr_pre_handler;
+	ag->post_handler = aggr_post_handler;
+	INIT_LIST_HEAD(&ag->list);
+	list_add(&lone->list, &ag->list);
+	hlist_replace_rcu(&lone->hlist, &ag->hlist);
+	return ag;
+}
+
+/* An aggregate is disabled when all its members are. */
+static void update_site_disabled(struct kprobe *site)
+{
+	struct kprobe *m;
+
+	if (!kprobe_is_aggr(site))
+		return;
+	list_for_each_entry(m, &site->list, list) {
+		if (!kprobe_disabled(m)) {
+			site->flags &= ~KPROBE_FLAG_DISABLED;
+			return;
+		}
+	}
+	site->flags |= KPROBE_FLAG_DISABLED;
+}
+
+/*
+ * A gone site is still in the table (its probes are still registered)
+ * but its text was freed, and now new text at the same address is being
+ * probed. Keep the old probes as gone members and give the site a fresh
+ * copy of the new instruction.
+ */
+static struct kprobe *revive_gone_site(struct kprobe *site, struct kprobe *p)
+{
+	int ret;
+
+	if (!kprobe_is_aggr(site)) {
+		site = make_aggregate(site);
+		if (!site)
+			return ERR_PTR(-ENOMEM);
+	}
+	if (!kprobe_ftrace(site))
+		arch_remove_kprobe(site);
+	site->flags &= ~(KPROBE_FLAG_GONE | KPROBE_FLAG_FTRACE | KPROBE_FLAGS_PRIVATE);
+	site->flags |= p->flags & KPROBE_FLAG_FTRACE;
+	ret = prepare_site(site);
+	if (ret) {
+		site->flags |= KPROBE_FLAG_GONE;
+		return ERR_PTR(ret);
+	}
+	return site;
+}
+
+static int add_probe(struct kprobe_batch *b, struct kprobe *p)
+{
+	struct kprobe *site;
+	struct module *mod;
+	bool on_func_entry;
+	kprobe_opcode_t *addr;
+	int ret;
+
+	if (p->addr && is_registered(p, &site))
+		return -EINVAL;
+	addr = resolve_probe_addr(p->addr, p->symbol_name, p->offset, &on_func_entry);
+	if (IS_ERR(addr))
+		return PTR_ERR(addr);
+
+	p->addr = addr;
+	p->flags &= KPROBE_FLAG_DISABLED;
+	if (on_func_entry)
+		p->flags |= KPROBE_FLAG_ON_FUNC_ENTRY;
+	p->nmissed = 0;
+	INIT_LIST_HEAD(&p->list);
+	if (is_registered(p, &site))
+		return -EINVAL;
+
+	ret = check_probe_address(p, &mod);
+	if (ret)
+		return ret;
+
+	if (site && kprobe_gone(site)) {
+		site = revive_gone_site(site, p);
+		if (IS_ERR(site)) {
+			ret = PTR_ERR(site);
+			goto out;
+		}
+	}
+
+	if (site) {
+		if (kprobe_ftrace(site) != kprobe_ftrace(p)) {
+			ret = -EINVAL;
+			goto out;
+		}
+		if (!kprobe_is_aggr(site)) {
+			site = make_aggregate(site);
+			if (!site) {
+				ret = -ENOMEM;
+				goto out;
+			}
+		}
+		p->opcode = site->opcode;
+		list_add_tail_rcu(&p->list, &site->list);
+		update_site_disabled(site);
+	} else {
+		ret = prepare_site(p);
+		if (ret)
+			goto out;
+		site = p;
+		hlist_add_head_rcu(&p->hlist, kprobe_bucket(p->addr));
+	}
+
+	ret = site_sync_armed(b, site);
+	if (ret)
+		remove_probe(b, p, site);
+out:
+	if (mod)
+		module_put(mod);
+	return ret;
+}
+
+/*
+ * Take @p out of its site. A site left without members is disarmed now
+ * and leaves the table in batch_finish(), once the disarming reached
+ * every CPU. Either way the batch waits for a grace period before it
+ * returns, since a CPU may still be running @p's handlers.
+ */
+static void remove_probe(struct kprobe_batch *b, struct kprobe *p, struct kprobe *site)
+{
+	b->need_sync = true;
+	if (site != p) {
+		list_del_rcu(&p->list);
+		if (!list_empty(&site->list)) {
+			update_site_disabled(site);
+			site_sync_armed(b, site);
+			return;
+		}
+	}
+	site->flags |= KPROBE_FLAG_DYING;
+	site_sync_armed(b, site);
+	list_add_tail(&site->list, &b->free_list);
+}
+
+/*
+ * Finish a batch: apply the text writes, drop text_mutex, update ftrace,
+ * take the dying sites out of the table and wait one grace period for
+ * all of them before freeing their copies.
+ */
+static int batch_finish(struct kprobe_batch *b)
+{
+	struct kprobe *site, *next;
+	int ret, err;
+
+	batch_apply_text(b);
+	kprobes_unlock_text();
+
+	ret = ftrace_filter_update(b->disarm_ftrace, b->nr_disarm_ftrace, true);
+	err = ftrace_filter_update(b->arm_ftrace, b->nr_arm_ftrace, false);
+	ret = ret ?: err;
+	kfree(b->arm_ftrace);
+	kfree(b->disarm_ftrace);
+
+	list_for_each_entry(site, &b->free_list, list)
+		hlist_del_init_rcu(&site->hlist);
+
+	if (!b->need_sync)
+		return ret;
+	/*
+	 * After this no CPU is running a handler of the removed probes nor
+	 * executing the instruction copy of a removed site.
+	 */
+	synchronize_rcu();
+	list_for_each_entry_safe(site, next, &b->free_list, list) {
+		list_del_init(&site->list);
+		site->flags &= ~KPROBE_FLAGS_PRIVATE;
+		release_site(site);
+	}
+	return ret;
+}
+
+static void unregister_locked(struct kprobe **kps, int num);
+
+/**
+ * register_kprobes() - register several probes at once
+ * @kps: the probes
+ * @num: how many
+ *
+ * All are armed by one batched text patch. On failure none stays
+ * registered.
+ *
+ * Return: 0; -EINVAL for a bad argument, an address that may not be
+ * probed or a probe already registered; -EILSEQ for an address that is
+ * not an instruction boundary; -ENOENT for an unknown symbol or a module
+ * going away; -EADDRNOTAVAIL for an ambiguous symbol; -EOPNOTSUPP for an
+ * instruction the arch cannot execute out of line; -ENOMEM.
+ */
+int register_kprobes(struct kprobe **kps, int num)
+{
+	struct kprobe_batch b;
+	int i, ret = 0, err;
+
+	if (num <= 0 || !kps)
+		return -EINVAL;
+	if (!kprobes_initialized)
+		return -EAGAIN;
+
+	batch_init(&b);
+	mutex_lock(&kprobe_mutex);
+	kprobes_lock_text();
+	for (i = 0; i < num; i++) {
+		ret = kps[i] ? add_probe(&b, kps[i]) : -EINVAL;
+		if (ret)
+			break;
+	}
+	err = batch_finish(&b);
+	/* Roll back the ones this call added: kps[0] .. kps[i - 1]. */
+	if (ret || err)
+		unregister_locked(kps, ret ? i : num);
+	mutex_unlock(&kprobe_mutex);
+	return ret ?: err;
+}
+EXPORT_SYMBOL_GPL(register_kprobes);
+
+/**
+ * register_kprobe() - register one probe
+ * @p: the probe; exactly one of ->addr and ->symbol_name must be set
+ *
+ * Return: as for register_kprobes().
+ */
+int register_kprobe(struct kprobe *p)
+{
+	return register_kprobes(&p, 1);
+}
+EXPORT_SYMBOL_GPL(register_kprobe);
+
+/* Unregister those of @kps that are registered; kprobe_mutex held. */
+static void unregister_locked(struct kprobe **kps, int num)
+{
+	struct kprobe_batch b;
+	struct kprobe *site;
+	int i;
+
+	batch_init(&b);
+	kprobes_lock_text();
+	for (i = 0; i < num; i++) {
+		if (kps[i] && kps[i]->addr && is_registered(kps[i], &site))
+			remove_probe(&b, kps[i], site);
+	}
+	batch_finish(&b);
+}
+
+/**
+ * unregister_kprobes() - unregister several probes at once
+ * @kps: the probes; ones not registered are ignored
+ * @num: how many
+ *
+ * Waits for one RCU grace period, whatever @num, so that no CPU is still
+ * running a handler of these probes when it returns.
+ */
+void unregister_kprobes(struct kprobe **kps, int num)
+{
+	if (num <= 0 || !kps)
+		return;
+	mutex_lock(&kprobe_mutex);
+	unregister_locked(kps, num);
+	mutex_unlock(&kprobe_mutex);
+}
+EXPORT_SYMBOL_GPL(unregister_kprobes);
+
+/**
+ * unregister_kprobe() - unregister one probe
+ * @p: the probe
+ */
+void unregister_kprobe(struct kprobe *p)
+{
+	unregister_kprobes(&p, 1);
+}
+EXPORT_SYMBOL_GPL(unregister_kprobe);
+
+/* Enable or disable one registered probe. */
+static int set_probe_disabled(struct kprobe *p, bool disable)
+{
+	struct kprobe_batch b;
+	struct kprobe *site;
+	int ret;
+
+	mutex_lock(&kprobe_mutex);
+	if (!p || !p->addr || !is_registered(p, &site)) {
+		mutex_unlock(&kprobe_mutex);
+		return -EINVAL;
+	}
+	if (kprobe_gone(p)) {
+		mutex_unlock(&kprobe_mutex);
+		return disable ? 0 : -EINVAL;
+	}
+	batch_init(&b);
+	kprobes_lock_text();
+	if (disable)
+		p->flags |= KPROBE_FLAG_DISABLED;
+	else
+		p->flags &= ~KPROBE_FLAG_DISABLED;
+	update_site_disabled(site);
+	ret = site_sync_armed(&b, site);
+	ret = batch_finish(&b) ?: ret;
+	if (ret && !disable)
+		p->flags |= KPROBE_FLAG_DISABLED;
+	mutex_unlock(&kprobe_mutex);
+	return ret;
+}
+
+/**
+ * disable_kprobe() - stop a probe's handlers from running, keep it registered
+ * @kp: a registered probe
+ *
+ * Return: 0, or -EINVAL when @kp is not registered.
+ */
+int disable_kprobe(struct kprobe *kp)
+{
+	return set_probe_disabled(kp, true);
+}
+EXPORT_SYMBOL_GPL(disable_kprobe);
+
+/**
+ * enable_kprobe() - re-enable a probe that disable_kprobe() stopped
+ * @kp: a registered probe
+ *
+ * Return: 0, or -EINVAL when @kp is not registered or its text is gone.
+ */
+int enable_kprobe(struct kprobe *kp)
+{
+	return set_probe_disabled(kp, false);
+}
+EXPORT_SYMBOL_GPL(enable_kprobe);
+
+/**
+ * dump_kprobe() - print a probe for a bug report
+ * @kp: the probe
+ */
+void dump_kprobe(struct kprobe *kp)
+{
+	pr_err("Dump kprobe:\n.symbol_name = %s, .offset = %x, .addr = %pS\n",
+	       kp->symbol_name, kp->offset, kp->addr);
+}
+NOKPROBE_SYMBOL(dump_kprobe);
+
+/* ---- text that goes away: module unload, init memory -------------------- */
+
+/* Mark every site in [start, end) gone; kprobe_mutex held. */
+static void mark_range_gone(unsigned long start, unsigned long end)
+{
+	struct kprobe *site, *m;
+	unsigned int i;
+
+	for (i = 0; i < KPROBE_TABLE_SIZE; i++) {
+		hlist_for_each_entry(site, &kprobe_table[i], hlist) {
+			unsigned long a = (unsigned long)site->addr;
+
+			if (a < start || a >= end)
+				continue;
+			site->flags |= KPROBE_FLAG_GONE;
+			site->flags &= ~KPROBE_FLAG_ARMED;
+			if (kprobe_is_aggr(site))
+				list_for_each_entry(m, &site->list, list)
+					m->flags |= KPROBE_FLAG_GONE;
+		}
+	}
+}
+
+#ifdef CONFIG_MODULES
+static void module_mem_gone(struct module *mod, bool init_only)
+{
+	for_each_mod_mem_type(type) {
+		struct module_memory *mem = &mod->mem[type];
+
+		if (!mem->size || (init_only && !mod_mem_type_is_init(type)))
+			continue;
+		mark_range_gone((unsigned long)mem->base,
+				(unsigned long)mem->base + mem->size);
+	}
+}
+
+static void module_blacklist_update(struct module *mod, bool add)
+{
+	unsigned long start, end;
+
+	start = (unsigned long)mod->kprobes_text_start;
+	end = start + mod->kprobes_text_size;
+	if (add) {
+		if (mod->num_kprobe_blacklist)
+			blacklist_symbols(mod->kprobe_blacklist,
+					  mod->kprobe_blacklist + mod->num_kprobe_blacklist);
+		kprobe_add_area_blacklist(start, end);
+		return;
+	}
+	for_each_mod_mem_type(type) {
+		struct module_memory *mem = &mod->mem[type];
+
+		if (mem->size)
+			blacklist_remove_range((unsigned long)mem->base,
+					       (unsigned long)mem->base + mem->size);
+	}
+}
+
+static int kprobes_module_callback(struct notifier_block *nb,
+				   unsigned long val, void *data)
+{
+	struct module *mod = data;
+
+	if (val != MODULE_STATE_COMING && val != MODULE_STATE_LIVE &&
+	    val != MODULE_STATE_GOING)
+		return NOTIFY_DONE;
+
+	mutex_lock(&kprobe_mutex);
+	switch (val) {
+	case MODULE_STATE_COMING:
+		module_blacklist_update(mod, true);
+		break;
+	case MODULE_STATE_LIVE:
+		/* The init text is freed right after this. */
+		module_mem_gone(mod, true);
+		break;
+	case MODULE_STATE_GOING:
+		module_mem_gone(mod, false);
+		module_blacklist_update(mod, false);
+		break;
+	}
+	mutex_unlock(&kprobe_mutex);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block kprobes_module_nb = {
+	.notifier_call = kprobes_module_callback,
+	.priority = 0,
+};
+
+static int __init register_kprobes_module_notifier(void)
+{
+	return register_module_notifier(&kprobes_module_nb);
+}
+#else
+static int __init register_kprobes_module_notifier(void)
+{
+	return 0;
+}
+#endif /* CONFIG_MODULES */
+
+/**
+ * kprobe_free_init_mem() - the kernel's init text is about to be freed
+ */
+void kprobe_free_init_mem(void)
+{
+	mutex_lock(&kprobe_mutex);
+	mark_range_gone((unsigned long)_sinittext, (unsigned long)_einittext);
+	mutex_unlock(&kprobe_mutex);
+}
+
+/* ---- kretprobes --------------------------------------------------------- */
+
+#ifdef CONFIG_KRETPROBES
+
+struct kretprobe_blackpoint __weak kretprobe_blacklist[] = {
+	{ NULL, NULL },
+};
+
+int __weak arch_trampoline_kprobe(struct kprobe *p)
+{
+	return 0;
+}
+
+static void kretprobe_on_return(struct rethook_node *node, void *data,
+				unsigned long ret_addr, struct pt_regs *regs)
+{
+	struct kretprobe *rp = data;
+	struct kprobe *prev = kprobe_running();
+	struct kprobe_ctlblk *kcb = get_kprobe_ctlblk();
+	unsigned long prev_status = kcb->kprobe_status;
+
+	if (!rp->handler)
+		return;
+	/* Probes hit inside the handler are counted as missed. */
+	__this_cpu_write(current_kprobe, &rp->kp);
+	kcb->kprobe_status = KPROBE_HIT_ACTIVE;
+	rp->handler(container_of(node, struct kretprobe_instance, node), regs);
+	kcb->kprobe_status = prev_status;
+	__this_cpu_write(current_kprobe, prev);
+}
+NOKPROBE_SYMBOL(kretprobe_on_return);
+
+static int kretprobe_on_entry(struct kprobe *p, struct pt_regs *regs)
+{
+	struct kretprobe *rp = container_of(p, struct kretprobe, kp);
+	struct kretprobe_instance *ri;
+	struct rethook_node *node;
+
+	node = rethook_try_get(rp->rh);
+	if (!node) {
+		rp->nmissed++;
+		return 0;
+	}
+	ri = container_of(node, struct kretprobe_instance, node);
+	if (rp->entry_handler && rp->entry_handler(ri, regs)) {
+		rethook_recycle(node);
+		return 0;
+	}
+	rethook_hook(node, regs, kprobe_ftrace(p));
+	return 0;
+}
+NOKPROBE_SYMBOL(kretprobe_on_entry);
+
+static bool kretprobe_blacklisted(kprobe_opcode_t *addr)
+{
+	struct kretprobe_blackpoint *bp;
+
+	for (bp = kretprobe_blacklist; bp->name; bp++)
+		if (bp->addr == addr)
+			return true;
+	return false;
+}
+
+static int kretprobe_default_maxactive(void)
+{
+	return max_t(int, 10, 2 * num_possible_cpus());
+}
+
+/* Validate @rp and give it its instance pool; no locks held. */
+static int kretprobe_prepare(struct kretprobe *rp)
+{
+	kprobe_opcode_t *addr;
+	bool on_func_entry;
+	struct rethook *rh;
+
+	if (!rp)
+		return -EINVAL;
+	addr = resolve_probe_addr(rp->kp.addr, rp->kp.symbol_name, rp->kp.offset,
+				  &on_func_entry);
+	if (IS_ERR(addr))
+		return PTR_ERR(addr);
+	if (!on_func_entry || kretprobe_blacklisted(addr))
+		return -EINVAL;
+	if (rp->data_size > KRETPROBE_MAX_DATA_SIZE)
+		return -E2BIG;
+	if (rp->maxactive <= 0)
+		rp->maxactive = kretprobe_default_maxactive();
+
+	rh = rethook_alloc(rp, kretprobe_on_return,
+			   sizeof(struct kretprobe_instance) + rp->data_size,
+			   rp->maxactive);
+	if (IS_ERR(rh))
+		return PTR_ERR(rh);
+	rp->rh = rh;
+	rp->nmissed = 0;
+	rp->kp.pre_handler = kretprobe_on_entry;
+	rp->kp.post_handler = NULL;
+	return 0;
+}
+
+static void kretprobe_release(struct kretprobe *rp)
+{
+	if (rp->rh) {
+		rethook_free(rp->rh);
+		rp->rh = NULL;
+	}
+}
+
+/**
+ * register_kretprobes() - register several return probes at once
+ * @rps: the probes
+ * @num: how many
+ *
+ * Return: 0; or as register_kretprobe() for the first that failed, in
+ * which case none stays registered.
+ */
+int register_kretprobes(struct kretprobe **rps, int num)
+{
+	struct kprobe **kps;
+	int i, ret;
+
+	if (num <= 0 || !rps)
+		return -EINVAL;
+	kps = kcalloc(num, sizeof(*kps), GFP_KERNEL);
+	if (!kps)
+		return -ENOMEM;
+	for (i = 0; i < num; i++) {
+		ret = kretprobe_prepare(rps[i]);
+		if (ret)
+			goto fail;
+		kps[i] = &rps[i]->kp;
+	}
+	ret = register_kprobes(kps, num);
+	if (ret)
+		i = num;
+fail:
+	/* On failure, undo kretprobe_prepare() of rps[0] .. rps[i - 1]. */
+	while (ret && i-- > 0)
+		kretprobe_release(rps[i]);
+	kfree(kps);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(register_kretprobes);
+
+/**
+ * register_kretprobe() - register a return probe
+ * @rp: the probe; rp->kp names a function entry by address or symbol
+ *
+ * Return: 0; -EINVAL when the point is not a function's entry or the
+ * function may not be return-probed; -E2BIG when data_size is too
+ * large; otherwise as register_kprobe().
+ */
+int register_kretprobe(struct kretprobe *rp)
+{
+	return register_kretprobes(&rp, 1);
+}
+EXPORT_SYMBOL_GPL(register_kretprobe);
+
+/**
+ * unregister_kretprobes() - unregister several return probes
+ * @rps: the probes
+ * @num: how many
+ *
+ * Calls in flight still return to their callers; their return handlers
+ * do not run once this has returned.
+ */
+void unregister_kretprobes(struct kretprobe **rps, int num)
+{
+	struct kprobe **kps;
+	int i;
+
+	if (num <= 0 || !rps)
+		return;
+	for (i = 0; i < num; i++)
+		if (rps[i] && rps[i]->rh)
+			rethook_stop(rps[i]->rh);
+
+	kps = kcalloc(num, sizeof(*kps), GFP_KERNEL);
+	if (kps) {
+		for (i = 0; i < num; i++)
+			kps[i] = rps[i] ? &rps[i]->kp : NULL;
+		unregister_kprobes(kps, num);
+		kfree(kps);
+	} else {
+		for (i = 0; i < num; i++)
+			if (rps[i])
+				unregister_kprobe(&rps[i]->kp);
+	}
+	for (i = 0; i < num; i++)
+		if (rps[i])
+			kretprobe_release(rps[i]);
+}
+EXPORT_SYMBOL_GPL(unregister_kretprobes);
+
+/**
+ * unregister_kretprobe() - unregister a return probe
+ * @rp: the probe
+ */
+void unregister_kretprobe(struct kretprobe *rp)
+{
+	unregister_kretprobes(&rp, 1);
+}
+EXPORT_SYMBOL_GPL(unregister_kretprobe);
+
+static void __init populate_kretprobe_blacklist(void)
+{
+	struct kretprobe_blackpoint *bp;
+
+	for (bp = kretprobe_blacklist; bp->name; bp++)
+		bp->addr = kprobe_lookup_name(bp->name, 0);
+}
+
+#else /* !CONFIG_KRETPROBES */
+
+int register_kretprobe(struct kretprobe *rp)
+{
+	return -EOPNOTSUPP;
+}
+EXPORT_SYMBOL_GPL(register_kretprobe);
+
+int register_kretprobes(struct kretprobe **rps, int num)
+{
+	return -EOPNOTSUPP;
+}
+EXPORT_SYMBOL_GPL(register_kretprobes);
+
+void unregister_kretprobe(struct kretprobe *rp)
+{
+}
+EXPORT_SYMBOL_GPL(unregister_kretprobe);
+
+void unregister_kretprobes(struct kretprobe **rps, int num)
+{
+}
+EXPORT_SYMBOL_GPL(unregister_kretprobes);
+
+static void __init populate_kretprobe_blacklist(void)
+{
+}
+#endif /* CONFIG_KRETPROBES */
+
+/* ---- exception notifier -------------------------------------------------- */
+
+int __weak kprobe_exceptions_notify(struct notifier_block *self,
+				    unsigned long val, void *data)
+{
+	return NOTIFY_DONE;
+}
+NOKPROBE_SYMBOL(kprobe_exceptions_notify);
+
+static struct notifier_block kprobe_exceptions_nb = {
+	.notifier_call = kprobe_exceptions_notify,
+	.priority = 0x7fffffff,
+};
+
+/* ---- debugfs ------------------------------------------------------------ */
+
+#ifdef CONFIG_DEBUG_FS
+
+static bool probe_is_kretprobe(struct kprobe *p)
+{
+#ifdef CONFIG_KRETPROBES
+	return p->pre_handler == kretprobe_on_entry;
+#else
+	return false;
+#endif
+}
+
+static void show_probe(struct seq_file *m, struct kprobe *site, struct kprobe *p)
+{
+	char namebuf[KSYM_NAME_LEN];
+	unsigned long offset = 0;
+	char *modname = NULL;
+	const char *sym;
+	void *addr = p->addr;
+	char type = probe_is_kretprobe(p) ? 'r' : 'k';
+
+	if (!kallsyms_show_value(m->file->f_cred))
+		addr = NULL;
+	sym = kallsyms_lookup((unsigned long)p->addr, NULL, &offset, &modname, namebuf);
+	if (sym)
+		seq_printf(m, "%px  %c  %s+0x%lx  %s ", addr, type, sym, offset,
+			   modname ? modname : " ");
+	else
+		seq_printf(m, "%px  %c  %px ", addr, type, addr);
+	seq_printf(m, "%s%s%s%s\n",
+		   kprobe_gone(p) ? "[GONE]" : "",
+		   (kprobe_disabled(p) && !kprobe_gone(p)) ? "[DISABLED]" : "",
+		   kprobe_optimized(site) ? "[OPTIMIZED]" : "",
+		   kprobe_ftrace(site) ? "[FTRACE]" : "");
+}
+
+static void *list_seq_start(struct seq_file *m, loff_t *pos)
+{
+	mutex_lock(&kprobe_mutex);
+	return *pos < KPROBE_TABLE_SIZE ? pos : NULL;
+}
+
+static void *list_seq_next(struct seq_file *m, void *v, loff_t *pos)
+{
+	(*pos)++;
+	return *pos < KPROBE_TABLE_SIZE ? pos : NULL;
+}
+
+static void list_seq_stop(struct seq_file *m, void *v)
+{
+	mutex_unlock(&kprobe_mutex);
+}
+
+static int list_seq_show(struct seq_file *m, void *v)
+{
+	struct kprobe *site, *p;
+
+	hlist_for_each_entry(site, &kprobe_table[*(loff_t *)v], hlist) {
+		if (!kprobe_is_aggr(site)) {
+			show_probe(m, site, site);
+			continue;
+		}
+		list_for_each_entry(p, &site->list, list)
+			show_probe(m, site, p);
+	}
+	return 0;
+}
+
+static const struct seq_operations kprobes_list_sops = {
+	.start = list_seq_start,
+	.next = list_seq_next,
+	.stop = list_seq_stop,
+	.show = list_seq_show,
+};
+DEFINE_SEQ_ATTRIBUTE(kprobes_list);
+
+/* Arm or disarm every site, keeping each probe's own disabled state. */
+static int set_all_armed(bool arm)
+{
+	struct kprobe_batch b;
+	struct kprobe *site;
+	unsigned int i;
+	int ret = 0;
+
+	mutex_lock(&kprobe_mutex);
+	if (kprobes_all_disarmed == !arm)
+		goto out;
+	kprobes_all_disarmed = !arm;
+	batch_init(&b);
+	kprobes_lock_text();
+	for (i = 0; i < KPROBE_TABLE_SIZE; i++)
+		hlist_for_each_entry(site, &kprobe_table[i], hlist)
+			ret = site_sync_armed(&b, site) ?: ret;
+	ret = batch_finish(&b) ?: ret;
+	pr_info("kprobes globally %s\n", arm ? "enabled" : "disabled");
+out:
+	mutex_unlock(&kprobe_mutex);
+	return ret;
+}
+
+static ssize_t enabled_read(struct file *file, char __user *ubuf,
+			    size_t count, loff_t *ppos)
+{
+	char buf[3] = { kprobes_all_disarmed ? '0' : '1', '\n', 0 };
+
+	return simple_read_from_buffer(ubuf, count, ppos, buf, 2);
+}
+
+static ssize_t enabled_write(struct file *file, const char __user *ubuf,
+			     size_t count, loff_t *ppos)
+{
+	bool enable;
+	int ret;
+
+	ret = kstrtobool_from_user(ubuf, count, &enable);
+	if (ret)
+		return ret;
+	ret = set_all_armed(enable);
+	return ret ? ret : count;
+}
+
+static const struct file_operations kprobes_enabled_fops = {
+	.read = enabled_read,
+	.write = enabled_write,
+	.llseek = default_llseek,
+};
+
+static void *blacklist_seq_start(struct seq_file *m, loff_t *pos)
+{
+	mutex_lock(&kprobe_mutex);
+	return seq_list_start(&kprobe_blacklist, *pos);
+}
+
+static void *blacklist_seq_next(struct seq_file *m, void *v, loff_t *pos)
+{
+	return seq_list_next(v, &kprobe_blacklist, pos);
+}
+
+static int blacklist_seq_show(struct seq_file *m, void *v)
+{
+	struct kprobe_blacklist_entry *ent =
+		list_entry(v, struct kprobe_blacklist_entry, list);
+	bool show = kallsyms_show_value(m->file->f_cred);
+
+	seq_printf(m, "0x%px-0x%px\t%ps\n",
+		   show ? (void *)ent->start_addr : NULL,
+		   show ? (void *)ent->end_addr : NULL,
+		   (void *)ent->start_addr);
+	return 0;
+}
+
+static const struct seq_operations kprobe_blacklist_sops = {
+	.start = blacklist_seq_start,
+	.next = blacklist_seq_next,
+	.stop = list_seq_stop,
+	.show = blacklist_seq_show,
+};
+DEFINE_SEQ_ATTRIBUTE(kprobe_blacklist);
+
+static int __init kprobes_debugfs_init(void)
+{
+	struct dentry *dir = debugfs_create_dir("kprobes", NULL);
+
+	debugfs_create_file("list", 0400, dir, NULL, &kprobes_list_fops);
+	debugfs_create_file("enabled", 0600, dir, NULL, &kprobes_enabled_fops);
+	debugfs_create_file("blacklist", 0400, dir, NULL, &kprobe_blacklist_fops);
+	return 0;
+}
+late_initcall(kprobes_debugfs_init);
+#endif /* CONFIG_DEBUG_FS */
+
+/* ---- init ----------------------------------------------------------------- */
+
+int __init __weak arch_init_kprobes(void)
+{
+	return 0;
+}
+
+static int __init init_kprobes(void)
+{
+	int ret;
+
+	ret = populate_kprobe_blacklist();
+	if (ret)
+		pr_err("blacklist incomplete: %d\n", ret);
+	populate_kretprobe_blacklist();
+
+	ret = arch_init_kprobes();
+	if (!ret)
+		ret = register_die_notifier(&kprobe_exceptions_nb);
+	if (!ret)
+		ret = register_kprobes_module_notifier();
+	kprobes_initialized = !ret;
+	return ret;
+}
+early_initcall(init_kprobes);

@@ -1,0 +1,1487 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * KUnit tests for kprobes and kretprobes.
+ *
+ * The probe targets are small functions in this file. The x86-64 ones are
+ * written in assembly so that the probed instruction is known exactly
+ * (a RIP-relative load, a call, a jmp, ...); they have no ftrace site, so
+ * they take the breakpoint path. The C targets start with an ftrace site
+ * when the kernel has one, so probes at their entry take the ftrace path.
+ * Built as a module, every target is module text.
+ */
+
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/kprobes.h>
+#include <linux/kthread.h>
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/random.h>
+#include <linux/stacktrace.h>
+#include <linux/uaccess.h>
+#include <linux/ftrace.h>
+#include <linux/vmalloc.h>
+#include <linux/time64.h>
+#include <kunit/test.h>
+
+#ifdef CONFIG_X86_64
+#include <asm/asm.h>
+#include <asm/nospec-branch.h>
+#endif
+
+#define DIV_FACTOR 3
+
+static struct kunit *cur_test;
+static u32 rand1;
+static atomic_t pre_hits, post_hits, pre2_hits, post2_hits;
+
+/*
+ * Handlers run with interrupts off, where a failing KUNIT_EXPECT (which
+ * allocates) is not allowed: they count failed checks here instead, and
+ * each test case checks the count when it ends.
+ */
+static atomic_t handler_errors;
+static int handler_error_line;
+
+#define HANDLER_CHECK(cond)					\
+	do {							\
+		if (!(cond)) {					\
+			atomic_inc(&handler_errors);		\
+			WRITE_ONCE(handler_error_line, __LINE__); \
+		}						\
+	} while (0)
+
+static void reset_counts(void)
+{
+	atomic_set(&pre_hits, 0);
+	atomic_set(&post_hits, 0);
+	atomic_set(&pre2_hits, 0);
+	atomic_set(&post2_hits, 0);
+}
+
+/* ---- C targets (entry is the ftrace site where there is one) ------------- */
+
+static noinline u32 kprobe_target(u32 value)
+{
+	return value / DIV_FACTOR;
+}
+
+static noinline u32 kprobe_target2(u32 value)
+{
+	return value / DIV_FACTOR + 1;
+}
+
+static noinline u32 kprobe_recursed_target(u32 value)
+{
+	return value / DIV_FACTOR;
+}
+
+static noinline u32 kprobe_redirect_alt(u32 value)
+{
+	return value + 1000;
+}
+
+/* Called through pointers, so the compiler cannot fold the calls away. */
+static u32 (*volatile target)(u32) = kprobe_target;
+static u32 (*volatile target2)(u32) = kprobe_target2;
+static u32 (*volatile recursed_target)(u32) = kprobe_recursed_target;
+
+/* Same name as a static function of vmlinux: an ambiguous symbol. */
+static noinline int __used kernel_init(void)
+{
+	return 0;
+}
+
+/* A module's own NOKPROBE_SYMBOL must be honoured. */
+static noinline u32 kprobe_forbidden_target(u32 value)
+{
+	return value;
+}
+NOKPROBE_SYMBOL(kprobe_forbidden_target);
+
+/* ---- assembly targets: one probed instruction kind each ------------------- */
+
+#ifdef CONFIG_X86_64
+#define KPT_RET ANNOTATE_RETPOLINE_SAFE "ret\n"
+#define KPT_FUNC(name) ".globl " #name "\n.type " #name ", @function\n" #name ":\n"
+#define KPT_END(name) ".size " #name ", .-" #name "\n"
+
+unsigned long kpt_rip_data = 0x1234567890abcdefUL;
+unsigned long (*kpt_fnptr)(void);
+
+unsigned long kpt_rip_load(void);	/* movq kpt_rip_data(%rip), %rax at +0 */
+unsigned long kpt_leaf(void);		/* returns 42 */
+unsigned long kpt_call(void);		/* call kpt_leaf at +0; returns 43 */
+unsigned long kpt_jmp(void);		/* jmp at +0; returns 2 */
+unsigned long kpt_jcc(unsigned long x);	/* jz at +2; 20 for 0, else 10 */
+unsigned long kpt_ret(void);		/* mov at +0, ret at +5; returns 7 */
+unsigned long kpt_ret_alt(void);	/* returns 9 */
+unsigned long kpt_pushpop(unsigned long x); /* push at +0, pop at +8; x + 1 */
+unsigned long kpt_loop(unsigned long n);	/* loop at +7; returns n */
+unsigned long kpt_callind(unsigned long (*fn)(void)); /* call *%rax at +3 */
+unsigned long kpt_callmem(void);	/* call *kpt_fnptr(%rip) at +0 */
+unsigned long kpt_pushf(void);		/* pushf at +0; returns the flags */
+unsigned long kpt_fault_load(unsigned long addr); /* load at +7, fixup */
+void kpt_unsupported(void);		/* int3 at +0, ud2 at +1 */
+
+asm(
+	".pushsection .text\n"
+	KPT_FUNC(kpt_rip_load)
+	"	movq kpt_rip_data(%rip), %rax\n"
+	KPT_RET
+	KPT_END(kpt_rip_load)
+
+	KPT_FUNC(kpt_leaf)
+	"	movl $42, %eax\n"
+	KPT_RET
+	KPT_END(kpt_leaf)
+
+	KPT_FUNC(kpt_call)
+	"	call kpt_leaf\n"
+	"	addq $1, %rax\n"
+	KPT_RET
+	KPT_END(kpt_call)
+
+	KPT_FUNC(kpt_jmp)
+	"	jmp 1f\n"
+	"2:	" KPT_RET
+	"1:	movl $2, %eax\n"
+	"	jmp 2b\n"
+	KPT_END(kpt_jmp)
+
+	KPT_FUNC(kpt_jcc)
+	"	testl %edi, %edi\n"
+	"	jz 1f\n"
+	"	movl $10, %eax\n"
+	KPT_RET
+	"1:	movl $20, %eax\n"
+	KPT_RET
+	KPT_END(kpt_jcc)
+
+	KPT_FUNC(kpt_ret)
+	"	movl $7, %eax\n"
+	KPT_RET
+	KPT_END(kpt_ret)
+
+	KPT_FUNC(kpt_ret_alt)
+	"	movl $9, %eax\n"
+	KPT_RET
+	KPT_END(kpt_ret_alt)
+
+	KPT_FUNC(kpt_pushpop)
+	"	pushq %rbx\n"
+	"	movq %rdi, %rbx\n"
+	"	leaq 1(%rbx), %rax\n"
+	"	popq %rbx\n"
+	KPT_RET
+	KPT_END(kpt_pushpop)
+
+	KPT_FUNC(kpt_loop)
+	"	movq %rdi, %rcx\n"
+	"	xorl %eax, %eax\n"
+	"1:	incl %eax\n"
+	"	loop 1b\n"
+	KPT_RET
+	KPT_END(kpt_loop)
+
+	KPT_FUNC(kpt_callind)
+	"	movq %rdi, %rax\n"
+	ANNOTATE_RETPOLINE_SAFE
+	"	call *%rax\n"
+	"	addq $1, %rax\n"
+	KPT_RET
+	KPT_END(kpt_callind)
+
+	KPT_FUNC(kpt_callmem)
+	ANNOTATE_RETPOLINE_SAFE
+	"	call *kpt_fnptr(%rip)\n"
+	"	addq $2, %rax\n"
+	KPT_RET
+	KPT_END(kpt_callmem)
+
+	KPT_FUNC(kpt_pushf)
+	"	pushfq\n"
+	"	popq %rax\n"
+	KPT_RET
+	KPT_END(kpt_pushf)
+
+	KPT_FUNC(kpt_fault_load)
+	"	movq $-1, %rax\n"
+	"1:	movq (%rdi), %rax\n"
+	"2:	" KPT_RET
+	_ASM_EXTABLE(1b, 2b)
+	KPT_END(kpt_fault_load)
+
+	KPT_FUNC(kpt_unsupported)
+	"	int3\n"
+	"	ud2\n"
+	KPT_END(kpt_unsupported)
+	".popsection\n"
+);
+#endif /* CONFIG_X86_64 */
+
+/* ---- handlers -------------------------------------------------------------- */
+
+static int count_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	HANDLER_CHECK(!preemptible());
+	atomic_inc(&pre_hits);
+	return 0;
+}
+
+static void count_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+	HANDLER_CHECK(!preemptible());
+	atomic_inc(&post_hits);
+}
+
+static int count_pre2(struct kprobe *p, struct pt_regs *regs)
+{
+	atomic_inc(&pre2_hits);
+	return 0;
+}
+
+static void count_post2(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+	atomic_inc(&post2_hits);
+}
+
+/* The hit-path counter the stress tests use; no KUnit calls from other threads. */
+static int count_pre_quiet(struct kprobe *p, struct pt_regs *regs)
+{
+	atomic_inc(&pre_hits);
+	return 0;
+}
+
+static int count_pre2_quiet(struct kprobe *p, struct pt_regs *regs)
+{
+	atomic_inc(&pre2_hits);
+	return 0;
+}
+
+/* The site registered at @addr; get_kprobe() wants preemption off. */
+static struct kprobe *probe_at(void *addr)
+{
+	struct kprobe *p;
+
+	preempt_disable();
+	p = get_kprobe(addr);
+	preempt_enable();
+	return p;
+}
+
+/* Wait until @counter moves past @before; false after about two seconds. */
+static bool wait_for_hit(atomic_t *counter, int before)
+{
+	int i;
+
+	for (i = 0; i < 2000; i++) {
+		if (atomic_read(counter) != before)
+			return true;
+		msleep(1);
+	}
+	return false;
+}
+
+static void init_probe(struct kprobe *p, void *addr, const char *sym,
+		       unsigned int offset, kprobe_pre_handler_t pre,
+		       kprobe_post_handler_t post)
+{
+	memset(p, 0, sizeof(*p));
+	p->addr = addr;
+	p->symbol_name = sym;
+	p->offset = offset;
+	p->pre_handler = pre;
+	p->post_handler = post;
+}
+
+/* ---- basic registration ------------------------------------------------------ */
+
+static void test_kprobe_by_symbol(struct kunit *test)
+{
+	struct kprobe kp;
+
+	init_probe(&kp, NULL, "kprobe_target", 0, count_pre, count_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_PTR_EQ(test, (void *)kp.addr, (void *)kprobe_target);
+	KUNIT_EXPECT_EQ(test, target(rand1), rand1 / DIV_FACTOR);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
+	KUNIT_EXPECT_TRUE(test, kp.flags & KPROBE_FLAG_ON_FUNC_ENTRY);
+	unregister_kprobe(&kp);
+	target(rand1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+}
+
+static void test_kprobe_by_addr(struct kunit *test)
+{
+	struct kprobe kp;
+
+	init_probe(&kp, (void *)kprobe_target2, NULL, 0, count_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, target2(rand1), rand1 / DIV_FACTOR + 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	KUNIT_EXPECT_PTR_EQ(test, probe_at(kp.addr), &kp);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_NULL(test, probe_at(kp.addr));
+}
+
+static void test_kprobes_batch(struct kunit *test)
+{
+	struct kprobe a, b;
+	struct kprobe *kps[2] = { &a, &b };
+
+	init_probe(&a, NULL, "kprobe_target", 0, count_pre, count_post);
+	init_probe(&b, NULL, "kprobe_target2", 0, count_pre2, count_post2);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobes(kps, 2));
+	target(rand1);
+	target2(rand1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post2_hits), 1);
+	unregister_kprobes(kps, 2);
+	target(rand1);
+	target2(rand1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 1);
+}
+
+/* A batch with one bad probe registers none of them. */
+static void test_kprobes_batch_rollback(struct kunit *test)
+{
+	struct kprobe a, bad, c;
+	struct kprobe *kps[3] = { &a, &bad, &c };
+
+	init_probe(&a, NULL, "kprobe_target", 0, count_pre, NULL);
+	init_probe(&bad, NULL, "no_such_symbol_for_kprobes", 0, count_pre, NULL);
+	init_probe(&c, NULL, "kprobe_target2", 0, count_pre2, NULL);
+	KUNIT_EXPECT_EQ(test, -ENOENT, register_kprobes(kps, 3));
+	target(rand1);
+	target2(rand1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 0);
+	KUNIT_EXPECT_NULL(test, probe_at((void *)kprobe_target));
+
+	/* The good ones can be registered afterwards. */
+	init_probe(&a, NULL, "kprobe_target", 0, count_pre, NULL);
+	KUNIT_EXPECT_EQ(test, 0, register_kprobe(&a));
+	target(rand1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	unregister_kprobe(&a);
+}
+
+/* Many probes at once: each fires, one batch, one removal. */
+static void test_kprobes_many(struct kunit *test)
+{
+#ifdef CONFIG_X86_64
+	void *addrs[] = { kpt_rip_load, kpt_call, kpt_jmp, kpt_ret, kpt_pushpop,
+			  kpt_pushf, kprobe_target, kprobe_target2 };
+	struct kprobe *probes, *kps[ARRAY_SIZE(addrs)];
+	int i;
+
+	probes = kunit_kcalloc(test, ARRAY_SIZE(addrs), sizeof(*probes), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, probes);
+	for (i = 0; i < ARRAY_SIZE(addrs); i++) {
+		init_probe(&probes[i], addrs[i], NULL, 0, count_pre, NULL);
+		kps[i] = &probes[i];
+	}
+	KUNIT_ASSERT_EQ(test, 0, register_kprobes(kps, ARRAY_SIZE(addrs)));
+	kpt_rip_load();
+	kpt_call();
+	kpt_jmp();
+	kpt_ret();
+	kpt_pushpop(1);
+	kpt_pushf();
+	target(rand1);
+	target2(rand1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), (int)ARRAY_SIZE(addrs));
+	unregister_kprobes(kps, ARRAY_SIZE(addrs));
+	for (i = 0; i < ARRAY_SIZE(addrs); i++)
+		KUNIT_EXPECT_NULL(test, probe_at(addrs[i]));
+#else
+	kunit_skip(test, "x86-64 only");
+#endif
+}
+
+/*
+ * A kernel function whose entry is an ftrace site. Only calls from the
+ * test's own thread count: other tasks may call it too.
+ */
+#define FTRACE_TARGET "ns_to_timespec64"
+static struct task_struct *test_task;
+static unsigned long ftrace_pre_ip, ftrace_post_ip;
+
+static int ftrace_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	if (current != test_task)
+		return 0;
+	HANDLER_CHECK(!preemptible());
+	ftrace_pre_ip = instruction_pointer(regs);
+	atomic_inc(&pre_hits);
+	return 0;
+}
+
+static void ftrace_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+	if (current != test_task)
+		return;
+	ftrace_post_ip = instruction_pointer(regs);
+	atomic_inc(&post_hits);
+}
+
+/* At an ftrace site the probe rides ftrace; handlers see breakpoint-like regs. */
+static void test_kprobe_ftrace_site(struct kunit *test)
+{
+	struct timespec64 ts;
+	struct kprobe kp;
+
+	init_probe(&kp, NULL, FTRACE_TARGET, 0, ftrace_pre, ftrace_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, kprobe_ftrace(&kp), IS_ENABLED(CONFIG_KPROBES_ON_FTRACE));
+	ts = ns_to_timespec64(3 * NSEC_PER_SEC + 5);
+	KUNIT_EXPECT_EQ(test, ts.tv_sec, 3);
+	KUNIT_EXPECT_EQ(test, ts.tv_nsec, 5);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
+	/* pre_handler: just past a one-byte int3 at the probe. */
+	KUNIT_EXPECT_EQ(test, ftrace_pre_ip, (unsigned long)kp.addr + 1);
+	/* post_handler: just past the probed instruction. */
+	if (kprobe_ftrace(&kp))
+		KUNIT_EXPECT_EQ(test, ftrace_post_ip, (unsigned long)kp.addr + MCOUNT_INSN_SIZE);
+	else
+		KUNIT_EXPECT_GT(test, ftrace_post_ip, (unsigned long)kp.addr);
+}
+
+static int ftrace_recurse_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	if (current == test_task)
+		ns_to_timespec64(1);
+	return 0;
+}
+
+static void ftrace_recurse_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+	if (current == test_task)
+		ns_to_timespec64(1);
+}
+
+static void test_recursion_missed_ftrace(struct kunit *test)
+{
+	struct kprobe kp;
+
+	init_probe(&kp, NULL, FTRACE_TARGET, 0, ftrace_recurse_pre, ftrace_recurse_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	ns_to_timespec64(2);
+	/* Other tasks' calls can only add to it. */
+	KUNIT_EXPECT_GE(test, kp.nmissed, 2UL);
+	unregister_kprobe(&kp);
+}
+
+/* ---- refusals ------------------------------------------------------------------ */
+
+static void test_refuse_bad_arguments(struct kunit *test)
+{
+	struct kprobe kp;
+
+	KUNIT_EXPECT_EQ(test, -EINVAL, register_kprobes(NULL, 1));
+	init_probe(&kp, NULL, "kprobe_target", 0, count_pre, NULL);
+	KUNIT_EXPECT_EQ(test, -EINVAL, register_kprobes((struct kprobe *[]){ &kp }, 0));
+	/* Neither an address nor a symbol. */
+	init_probe(&kp, NULL, NULL, 0, count_pre, NULL);
+	KUNIT_EXPECT_EQ(test, -EINVAL, register_kprobe(&kp));
+	/* Both an address and a symbol. */
+	init_probe(&kp, (void *)kprobe_target, "kprobe_target", 0, count_pre, NULL);
+	KUNIT_EXPECT_EQ(test, -EINVAL, register_kprobe(&kp));
+	/* Unknown and ambiguous symbols. */
+	init_probe(&kp, NULL, "no_such_symbol_for_kprobes", 0, count_pre, NULL);
+	KUNIT_EXPECT_EQ(test, -ENOENT, register_kprobe(&kp));
+	init_probe(&kp, NULL, "kernel_init", 0, count_pre, NULL);
+	KUNIT_EXPECT_EQ(test, -EADDRNOTAVAIL, register_kprobe(&kp));
+}
+
+static void test_refuse_not_text(struct kunit *test)
+{
+	static unsigned long some_data;
+	struct kprobe kp;
+
+	init_probe(&kp, (void *)&some_data, NULL, 0, count_pre, NULL);
+	KUNIT_EXPECT_EQ(test, -EINVAL, register_kprobe(&kp));
+	init_probe(&kp, (void *)&rand1, NULL, 0, count_pre, NULL);
+	KUNIT_EXPECT_EQ(test, -EINVAL, register_kprobe(&kp));
+	init_probe(&kp, (void *)0x10, NULL, 0, count_pre, NULL);
+	KUNIT_EXPECT_EQ(test, -EINVAL, register_kprobe(&kp));
+}
+
+static void test_refuse_blacklisted(struct kunit *test)
+{
+	struct kprobe kp;
+
+	/* Our own hit path. */
+	init_probe(&kp, NULL, "get_kprobe", 0, count_pre, NULL);
+	KUNIT_EXPECT_EQ(test, -EINVAL, register_kprobe(&kp));
+	/* A NOKPROBE_SYMBOL of this module. */
+	init_probe(&kp, (void *)kprobe_forbidden_target, NULL, 0, count_pre, NULL);
+	KUNIT_EXPECT_EQ(test, -EINVAL, register_kprobe(&kp));
+#ifdef CONFIG_X86_64
+	/* noinstr and entry text. */
+	init_probe(&kp, NULL, "exc_int3", 0, count_pre, NULL);
+	KUNIT_EXPECT_EQ(test, -EINVAL, register_kprobe(&kp));
+	init_probe(&kp, NULL, "entry_SYSCALL_64", 0, count_pre, NULL);
+	KUNIT_EXPECT_EQ(test, -EINVAL, register_kprobe(&kp));
+	init_probe(&kp, NULL, "kprobe_int3_handler", 0, count_pre, NULL);
+	KUNIT_EXPECT_EQ(test, -EINVAL, register_kprobe(&kp));
+#endif
+	KUNIT_EXPECT_TRUE(test, within_kprobe_blacklist((unsigned long)get_kprobe));
+	KUNIT_EXPECT_FALSE(test, within_kprobe_blacklist((unsigned long)kprobe_target));
+}
+
+static void test_refuse_registered_twice(struct kunit *test)
+{
+	struct kprobe kp;
+
+	init_probe(&kp, (void *)kprobe_target, NULL, 0, count_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, -EINVAL, register_kprobe(&kp));
+	/* Still registered once, and fires once per hit. */
+	target(rand1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	unregister_kprobe(&kp);
+	/* A second unregister is harmless. */
+	unregister_kprobe(&kp);
+	target(rand1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+}
+
+static void test_refuse_mid_instruction(struct kunit *test)
+{
+#ifdef CONFIG_X86_64
+	struct kprobe kp;
+
+	/* Inside "movq kpt_rip_data(%rip), %rax" (7 bytes). */
+	init_probe(&kp, (void *)kpt_rip_load + 1, NULL, 0, count_pre, NULL);
+	KUNIT_EXPECT_EQ(test, -EILSEQ, register_kprobe(&kp));
+	init_probe(&kp, NULL, "kpt_rip_load", 3, count_pre, NULL);
+	KUNIT_EXPECT_EQ(test, -EILSEQ, register_kprobe(&kp));
+	/* Inside the five-byte ftrace site of a kernel function. */
+	if (IS_ENABLED(CONFIG_KPROBES_ON_FTRACE)) {
+		init_probe(&kp, NULL, "ns_to_timespec64", 1, count_pre, NULL);
+		KUNIT_EXPECT_EQ(test, -EILSEQ, register_kprobe(&kp));
+	}
+	/* No breakpoint was left behind. */
+	KUNIT_EXPECT_EQ(test, kpt_rip_load(), kpt_rip_data);
+#else
+	kunit_skip(test, "x86-64 only");
+#endif
+}
+
+static void test_refuse_unsupported_insn(struct kunit *test)
+{
+#ifdef CONFIG_X86_64
+	struct kprobe kp;
+
+	init_probe(&kp, (void *)kpt_unsupported, NULL, 0, count_pre, NULL);
+	KUNIT_EXPECT_EQ(test, -EOPNOTSUPP, register_kprobe(&kp));
+	init_probe(&kp, (void *)kpt_unsupported + 1, NULL, 0, count_pre, NULL);
+	KUNIT_EXPECT_EQ(test, -EOPNOTSUPP, register_kprobe(&kp));
+#else
+	kunit_skip(test, "x86-64 only");
+#endif
+}
+
+/* ---- instruction kinds ----------------------------------------------------------- */
+
+#ifdef CONFIG_X86_64
+/* Probe @addr, call @fn twice, expect @want and two hits of both handlers. */
+static void check_insn(struct kunit *test, void *addr,
+		       unsigned long (*fn)(void), unsigned long want)
+{
+	struct kprobe kp;
+
+	reset_counts();
+	init_probe(&kp, addr, NULL, 0, count_pre, count_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_FALSE(test, kprobe_ftrace(&kp));
+	KUNIT_EXPECT_EQ(test, fn(), want);
+	KUNIT_EXPECT_EQ(test, fn(), want);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 2);
+	KUNIT_EXPECT_EQ(test, fn(), want);
+}
+
+static unsigned long call_pushpop(void)
+{
+	return kpt_pushpop(41);
+}
+
+static unsigned long call_callind(void)
+{
+	return kpt_callind(kpt_leaf);
+}
+#endif
+
+static void test_insn_rip_relative(struct kunit *test)
+{
+#ifdef CONFIG_X86_64
+	check_insn(test, kpt_rip_load, kpt_rip_load, kpt_rip_data);
+#else
+	kunit_skip(test, "x86-64 only");
+#endif
+}
+
+static void test_insn_call(struct kunit *test)
+{
+#ifdef CONFIG_X86_64
+	check_insn(test, kpt_call, kpt_call, 43);
+#else
+	kunit_skip(test, "x86-64 only");
+#endif
+}
+
+static void test_insn_jmp(struct kunit *test)
+{
+#ifdef CONFIG_X86_64
+	check_insn(test, kpt_jmp, kpt_jmp, 2);
+#else
+	kunit_skip(test, "x86-64 only");
+#endif
+}
+
+static void test_insn_ret(struct kunit *test)
+{
+#ifdef CONFIG_X86_64
+	check_insn(test, (void *)kpt_ret + 5, kpt_ret, 7);
+#else
+	kunit_skip(test, "x86-64 only");
+#endif
+}
+
+static void test_insn_push_pop(struct kunit *test)
+{
+#ifdef CONFIG_X86_64
+	check_insn(test, kpt_pushpop, call_pushpop, 42);
+	check_insn(test, (void *)kpt_pushpop + 8, call_pushpop, 42);
+#else
+	kunit_skip(test, "x86-64 only");
+#endif
+}
+
+static void test_insn_indirect_call(struct kunit *test)
+{
+#ifdef CONFIG_X86_64
+	check_insn(test, (void *)kpt_callind + 3, call_callind, 43);
+	kpt_fnptr = kpt_leaf;
+	check_insn(test, kpt_callmem, kpt_callmem, 44);
+#else
+	kunit_skip(test, "x86-64 only");
+#endif
+}
+
+static void test_insn_pushf(struct kunit *test)
+{
+#ifdef CONFIG_X86_64
+	/* The pushed flags must show interrupts as the caller had them. */
+	unsigned long want = kpt_pushf() & X86_EFLAGS_IF;
+	struct kprobe kp;
+
+	init_probe(&kp, kpt_pushf, NULL, 0, count_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, kpt_pushf() & X86_EFLAGS_IF, want);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+#else
+	kunit_skip(test, "x86-64 only");
+#endif
+}
+
+static void test_insn_jcc(struct kunit *test)
+{
+#ifdef CONFIG_X86_64
+	struct kprobe kp;
+
+	/* By symbol + offset: the jz after a two-byte test. */
+	init_probe(&kp, NULL, "kpt_jcc", 2, count_pre, count_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_PTR_EQ(test, (void *)kp.addr, (void *)kpt_jcc + 2);
+	KUNIT_EXPECT_FALSE(test, kp.flags & KPROBE_FLAG_ON_FUNC_ENTRY);
+	KUNIT_EXPECT_EQ(test, kpt_jcc(0), 20UL);	/* taken */
+	KUNIT_EXPECT_EQ(test, kpt_jcc(5), 10UL);	/* not taken */
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 2);
+#else
+	kunit_skip(test, "x86-64 only");
+#endif
+}
+
+static void test_insn_loop(struct kunit *test)
+{
+#ifdef CONFIG_X86_64
+	struct kprobe kp;
+
+	init_probe(&kp, (void *)kpt_loop + 7, NULL, 0, count_pre, count_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, kpt_loop(5), 5UL);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 5);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 5);
+#else
+	kunit_skip(test, "x86-64 only");
+#endif
+}
+
+/* ---- handlers' powers and limits ------------------------------------------------ */
+
+static int redirect_c_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	instruction_pointer_set(regs, (unsigned long)kprobe_redirect_alt);
+	return 1;
+}
+
+static void test_redirect_pre_handler(struct kunit *test)
+{
+	struct kprobe kp;
+
+	init_probe(&kp, (void *)kprobe_target, NULL, 0, redirect_c_pre, count_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, target(rand1), rand1 + 1000);
+	unregister_kprobe(&kp);
+	/* The post_handler does not run when the instruction was skipped. */
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 0);
+	KUNIT_EXPECT_EQ(test, target(rand1), rand1 / DIV_FACTOR);
+}
+
+#ifdef CONFIG_X86_64
+static int redirect_asm_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	instruction_pointer_set(regs, (unsigned long)kpt_ret_alt);
+	return 1;
+}
+#endif
+
+static void test_redirect_breakpoint(struct kunit *test)
+{
+#ifdef CONFIG_X86_64
+	struct kprobe kp;
+
+	init_probe(&kp, kpt_ret, NULL, 0, redirect_asm_pre, count_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, kpt_ret(), 9UL);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 0);
+	KUNIT_EXPECT_EQ(test, kpt_ret(), 7UL);
+#else
+	kunit_skip(test, "x86-64 only");
+#endif
+}
+
+static u32 recursion_seen;
+
+static int recurse_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	recursion_seen = recursed_target(rand1);
+	return 0;
+}
+
+static void recurse_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+	recursed_target(rand1);
+}
+
+/* A probe hit from its own handlers is skipped and counted in nmissed. */
+static void test_recursion_missed(struct kunit *test)
+{
+	struct kprobe kp;
+
+	init_probe(&kp, (void *)kprobe_recursed_target, NULL, 0, recurse_pre, recurse_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	recursed_target(rand1);
+	KUNIT_EXPECT_EQ(test, kp.nmissed, 2UL);
+	KUNIT_EXPECT_EQ(test, recursion_seen, rand1 / DIV_FACTOR);
+	unregister_kprobe(&kp);
+}
+
+#ifdef CONFIG_X86_64
+static int recurse_asm_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	/* The nested hit runs the copied mov without handlers. */
+	HANDLER_CHECK(kpt_rip_load() == kpt_rip_data);
+	return 0;
+}
+
+static void recurse_asm_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+	HANDLER_CHECK(kpt_rip_load() == kpt_rip_data);
+}
+#endif
+
+static void test_recursion_missed_breakpoint(struct kunit *test)
+{
+#ifdef CONFIG_X86_64
+	struct kprobe kp;
+
+	init_probe(&kp, kpt_rip_load, NULL, 0, recurse_asm_pre, recurse_asm_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, kpt_rip_load(), kpt_rip_data);
+	KUNIT_EXPECT_EQ(test, kp.nmissed, 2UL);
+	unregister_kprobe(&kp);
+#else
+	kunit_skip(test, "x86-64 only");
+#endif
+}
+
+/* An address in the kernel half that is not mapped: a vmalloc guard page. */
+static void *unmapped;
+
+static void *make_unmapped(struct kunit *test)
+{
+	u8 *area = vmalloc(PAGE_SIZE);
+
+	KUNIT_ASSERT_NOT_NULL(test, area);
+	unmapped = area + PAGE_SIZE;
+	return area;
+}
+
+static int faulting_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	unsigned long v;
+
+	/* A handler's own fault is fixed up by the exception table. */
+	HANDLER_CHECK(copy_from_kernel_nofault(&v, unmapped, sizeof(v)) == -EFAULT);
+	atomic_inc(&pre_hits);
+	return 0;
+}
+
+static void test_fault_in_handler(struct kunit *test)
+{
+	void *area = make_unmapped(test);
+	struct kprobe kp;
+
+	init_probe(&kp, (void *)kprobe_target, NULL, 0, faulting_pre, count_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, target(rand1), rand1 / DIV_FACTOR);
+	unregister_kprobe(&kp);
+	vfree(area);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
+}
+
+/* The copied instruction faults; its exception-table fixup must still apply. */
+static void test_fault_in_copy(struct kunit *test)
+{
+#ifdef CONFIG_X86_64
+	void *area = make_unmapped(test);
+	unsigned long good = 77;
+	struct kprobe kp;
+
+	init_probe(&kp, (void *)kpt_fault_load + 7, NULL, 0, count_pre, count_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, kpt_fault_load((unsigned long)&good), 77UL);
+	/* Page fault (unmapped), then general protection (non-canonical). */
+	KUNIT_EXPECT_EQ(test, kpt_fault_load((unsigned long)unmapped), -1UL);
+	KUNIT_EXPECT_EQ(test, kpt_fault_load(0x8000000000000000UL), -1UL);
+	/* The probe state was reset: later hits work normally. */
+	KUNIT_EXPECT_EQ(test, kpt_fault_load((unsigned long)&good), 77UL);
+	KUNIT_EXPECT_NULL(test, kprobe_running());
+	unregister_kprobe(&kp);
+	/* The faulting runs saw the pre_handler but not the post_handler. */
+	vfree(area);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 4);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 2);
+#else
+	kunit_skip(test, "x86-64 only");
+#endif
+}
+
+/* ---- aggregates -------------------------------------------------------------------- */
+
+static void test_aggregate(struct kunit *test)
+{
+	struct kprobe a, b, c;
+
+	init_probe(&a, (void *)kprobe_target, NULL, 0, count_pre, NULL);
+	init_probe(&b, (void *)kprobe_target, NULL, 0, count_pre2, count_post2);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&a));
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&b));
+	target(rand1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post2_hits), 1);
+
+	/* A third one joins, with a post_handler. */
+	init_probe(&c, NULL, "kprobe_target", 0, NULL, count_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&c));
+	target(rand1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
+
+	/* The first one leaves; the others keep working. */
+	unregister_kprobe(&a);
+	target(rand1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 3);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 2);
+
+	unregister_kprobe(&c);
+	unregister_kprobe(&b);
+	KUNIT_EXPECT_NULL(test, probe_at((void *)kprobe_target));
+	target(rand1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 3);
+}
+
+static void test_aggregate_breakpoint(struct kunit *test)
+{
+#ifdef CONFIG_X86_64
+	struct kprobe a, b;
+
+	init_probe(&a, kpt_call, NULL, 0, count_pre, count_post);
+	init_probe(&b, kpt_call, NULL, 0, count_pre2, count_post2);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobes((struct kprobe *[]){ &a, &b }, 2));
+	KUNIT_EXPECT_EQ(test, kpt_call(), 43UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post2_hits), 1);
+	unregister_kprobe(&b);
+	KUNIT_EXPECT_EQ(test, kpt_call(), 43UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 1);
+	unregister_kprobe(&a);
+#else
+	kunit_skip(test, "x86-64 only");
+#endif
+}
+
+static bool hammer_stop;
+
+static int hammer_fn(void *data)
+{
+	u32 (*fn)(u32) = data;
+
+	while (!READ_ONCE(hammer_stop)) {
+		fn(rand1);
+		cond_resched();
+	}
+	return 0;
+}
+
+/* Members join and leave while another CPU keeps hitting the site. */
+static void test_aggregate_under_hits(struct kunit *test)
+{
+	struct task_struct *hammer;
+	struct kprobe base, extra;
+	int i, before;
+
+	init_probe(&base, (void *)kprobe_target2, NULL, 0, count_pre_quiet, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&base));
+	WRITE_ONCE(hammer_stop, false);
+	hammer = kthread_run(hammer_fn, kprobe_target2, "kprobes-hammer");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(hammer));
+
+	for (i = 0; i < 20; i++) {
+		init_probe(&extra, (void *)kprobe_target2, NULL, 0, count_pre2_quiet,
+			   (i & 1) ? count_post2 : NULL);
+		KUNIT_ASSERT_EQ(test, 0, register_kprobe(&extra));
+		before = atomic_read(&pre2_hits);
+		KUNIT_EXPECT_TRUE(test, wait_for_hit(&pre2_hits, before));
+		unregister_kprobe(&extra);
+		before = atomic_read(&pre_hits);
+		KUNIT_EXPECT_TRUE(test, wait_for_hit(&pre_hits, before));
+	}
+
+	WRITE_ONCE(hammer_stop, true);
+	kthread_stop(hammer);
+	unregister_kprobe(&base);
+	KUNIT_EXPECT_GT(test, atomic_read(&pre_hits), 20);
+	KUNIT_EXPECT_GT(test, atomic_read(&pre2_hits), 0);
+	KUNIT_EXPECT_NULL(test, probe_at((void *)kprobe_target2));
+}
+
+/* ---- enable / disable ------------------------------------------------------------- */
+
+static void test_disable_enable(struct kunit *test)
+{
+	struct kprobe kp;
+
+	init_probe(&kp, (void *)kprobe_target, NULL, 0, count_pre, count_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, 0, disable_kprobe(&kp));
+	KUNIT_EXPECT_TRUE(test, kprobe_disabled(&kp));
+	target(rand1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 0);
+	KUNIT_EXPECT_EQ(test, 0, enable_kprobe(&kp));
+	KUNIT_EXPECT_FALSE(test, kprobe_disabled(&kp));
+	target(rand1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
+	unregister_kprobe(&kp);
+	/* Not registered any more. */
+	KUNIT_EXPECT_EQ(test, -EINVAL, enable_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, -EINVAL, disable_kprobe(&kp));
+}
+
+static void test_register_disabled(struct kunit *test)
+{
+#ifdef CONFIG_X86_64
+	struct kprobe kp;
+
+	init_probe(&kp, kpt_ret, NULL, 0, count_pre, NULL);
+	kp.flags = KPROBE_FLAG_DISABLED;
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, kpt_ret(), 7UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 0);
+	KUNIT_EXPECT_EQ(test, 0, enable_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, kpt_ret(), 7UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	unregister_kprobe(&kp);
+#else
+	kunit_skip(test, "x86-64 only");
+#endif
+}
+
+static void test_disable_aggregate_member(struct kunit *test)
+{
+#ifdef CONFIG_X86_64
+	struct kprobe a, b;
+
+	init_probe(&a, kpt_jmp, NULL, 0, count_pre, NULL);
+	init_probe(&b, kpt_jmp, NULL, 0, count_pre2, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobes((struct kprobe *[]){ &a, &b }, 2));
+	KUNIT_EXPECT_EQ(test, 0, disable_kprobe(&a));
+	KUNIT_EXPECT_EQ(test, kpt_jmp(), 2UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 1);
+	KUNIT_EXPECT_EQ(test, 0, disable_kprobe(&b));
+	KUNIT_EXPECT_EQ(test, kpt_jmp(), 2UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 1);
+	KUNIT_EXPECT_EQ(test, 0, enable_kprobe(&a));
+	KUNIT_EXPECT_EQ(test, kpt_jmp(), 2UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 1);
+	unregister_kprobes((struct kprobe *[]){ &a, &b }, 2);
+#else
+	kunit_skip(test, "x86-64 only");
+#endif
+}
+
+/* ---- kretprobes --------------------------------------------------------------------- */
+
+#ifdef CONFIG_KRETPROBES
+static atomic_t ret_hits, entry_hits;
+static unsigned long last_retval;
+
+struct stamp {
+	u32 magic;
+	u32 arg;
+};
+
+static int entry_stamp(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct stamp *s = (struct stamp *)ri->data;
+
+	HANDLER_CHECK(!preemptible());
+	s->magic = 0xfeedf00d;
+	s->arg = regs_get_kernel_argument(regs, 0);
+	atomic_inc(&entry_hits);
+	return 0;
+}
+
+static int return_check(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct stamp *s = (struct stamp *)ri->data;
+
+	HANDLER_CHECK(!preemptible());
+	HANDLER_CHECK(s->magic == 0xfeedf00d);
+	HANDLER_CHECK(regs_return_value(regs) == (unsigned long)s->arg / DIV_FACTOR);
+	last_retval = regs_return_value(regs);
+	atomic_inc(&ret_hits);
+	return 0;
+}
+
+static int return_count(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	last_retval = regs_return_value(regs);
+	atomic_inc(&ret_hits);
+	return 0;
+}
+
+static void init_rp(struct kretprobe *rp, const char *sym, kretprobe_handler_t entry,
+		    kretprobe_handler_t handler, size_t data_size, int maxactive)
+{
+	memset(rp, 0, sizeof(*rp));
+	rp->kp.symbol_name = sym;
+	rp->entry_handler = entry;
+	rp->handler = handler;
+	rp->data_size = data_size;
+	rp->maxactive = maxactive;
+}
+#endif
+
+static void test_kretprobe_basic(struct kunit *test)
+{
+#ifdef CONFIG_KRETPROBES
+	struct kretprobe rp;
+
+	atomic_set(&ret_hits, 0);
+	atomic_set(&entry_hits, 0);
+	init_rp(&rp, "kprobe_target", entry_stamp, return_check, sizeof(struct stamp), 0);
+	KUNIT_ASSERT_EQ(test, 0, register_kretprobe(&rp));
+	KUNIT_EXPECT_GT(test, rp.maxactive, 0);
+	KUNIT_EXPECT_EQ(test, target(rand1), rand1 / DIV_FACTOR);
+	KUNIT_EXPECT_EQ(test, target(rand1 + 3), (rand1 + 3) / DIV_FACTOR);
+	unregister_kretprobe(&rp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&entry_hits), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 2);
+	KUNIT_EXPECT_EQ(test, last_retval, (unsigned long)(rand1 + 3) / DIV_FACTOR);
+	KUNIT_EXPECT_EQ(test, rp.nmissed, 0);
+	target(rand1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 2);
+#else
+	kunit_skip(test, "no kretprobes");
+#endif
+}
+
+#ifdef CONFIG_KRETPROBES
+static int entry_refuse(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	atomic_inc(&entry_hits);
+	return 1;
+}
+#endif
+
+static void test_kretprobe_entry_skip(struct kunit *test)
+{
+#ifdef CONFIG_KRETPROBES
+	struct kretprobe rp;
+
+	atomic_set(&ret_hits, 0);
+	atomic_set(&entry_hits, 0);
+	init_rp(&rp, "kprobe_target2", entry_refuse, return_count, 0, 2);
+	KUNIT_ASSERT_EQ(test, 0, register_kretprobe(&rp));
+	/* More calls than instances: a skipped call gives its instance back. */
+	target2(rand1);
+	target2(rand1);
+	target2(rand1);
+	unregister_kretprobe(&rp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&entry_hits), 3);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 0);
+	KUNIT_EXPECT_EQ(test, rp.nmissed, 0);
+#else
+	kunit_skip(test, "no kretprobes");
+#endif
+}
+
+static void test_kretprobes_batch(struct kunit *test)
+{
+#ifdef CONFIG_KRETPROBES
+	struct kretprobe a, b;
+
+	atomic_set(&ret_hits, 0);
+	init_rp(&a, "kprobe_target", NULL, return_count, 0, 0);
+	init_rp(&b, "kprobe_target2", NULL, return_count, 0, 0);
+	KUNIT_ASSERT_EQ(test, 0, register_kretprobes((struct kretprobe *[]){ &a, &b }, 2));
+	target(rand1);
+	KUNIT_EXPECT_EQ(test, last_retval, (unsigned long)rand1 / DIV_FACTOR);
+	target2(rand1);
+	KUNIT_EXPECT_EQ(test, last_retval, (unsigned long)rand1 / DIV_FACTOR + 1);
+	unregister_kretprobes((struct kretprobe *[]){ &a, &b }, 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 2);
+#else
+	kunit_skip(test, "no kretprobes");
+#endif
+}
+
+#ifdef CONFIG_KRETPROBES
+static noinline u32 kretprobe_nest_target(u32 depth);
+static u32 (*volatile nest_target)(u32) = kretprobe_nest_target;
+
+/* Recurses through a pointer so that the calls stay real calls. */
+static noinline u32 kretprobe_nest_target(u32 depth)
+{
+	if (depth)
+		return nest_target(depth - 1) + 1;
+	return 100;
+}
+#endif
+
+/* Recursive calls each get their own instance while the pool lasts. */
+static void test_kretprobe_maxactive(struct kunit *test)
+{
+#ifdef CONFIG_KRETPROBES
+	struct kretprobe rp;
+
+	atomic_set(&ret_hits, 0);
+	init_rp(&rp, "kretprobe_nest_target", NULL, return_count, 0, 2);
+	KUNIT_ASSERT_EQ(test, 0, register_kretprobe(&rp));
+	/* Five nested calls, two instances: three calls go untracked. */
+	KUNIT_EXPECT_EQ(test, nest_target(4), 104U);
+	KUNIT_EXPECT_EQ(test, rp.nmissed, 3);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 2);
+	/* The outermost tracked call returns last. */
+	KUNIT_EXPECT_EQ(test, last_retval, 104UL);
+	unregister_kretprobe(&rp);
+#else
+	kunit_skip(test, "no kretprobes");
+#endif
+}
+
+static void test_kretprobe_refusals(struct kunit *test)
+{
+#ifdef CONFIG_KRETPROBES
+	struct kretprobe rp;
+
+	/* Not a function entry. */
+	init_rp(&rp, "kprobe_target", NULL, return_count, 0, 0);
+	rp.kp.offset = 4;
+	KUNIT_EXPECT_EQ(test, -EINVAL, register_kretprobe(&rp));
+	/* Too much private data. */
+	init_rp(&rp, "kprobe_target", NULL, return_count, KRETPROBE_MAX_DATA_SIZE + 1, 0);
+	KUNIT_EXPECT_EQ(test, -E2BIG, register_kretprobe(&rp));
+	/* Unknown symbol. */
+	init_rp(&rp, "no_such_symbol_for_kprobes", NULL, return_count, 0, 0);
+	KUNIT_EXPECT_EQ(test, -ENOENT, register_kretprobe(&rp));
+	/* A function that returns in another task. */
+	init_rp(&rp, "__switch_to", NULL, return_count, 0, 0);
+	KUNIT_EXPECT_EQ(test, -EINVAL, register_kretprobe(&rp));
+	KUNIT_EXPECT_EQ(test, -EINVAL, register_kretprobes(NULL, 1));
+#else
+	kunit_skip(test, "no kretprobes");
+#endif
+}
+
+/* A kprobe and a kretprobe on the same entry share the site. */
+static void test_kretprobe_with_kprobe(struct kunit *test)
+{
+#ifdef CONFIG_KRETPROBES
+	struct kretprobe rp;
+	struct kprobe kp;
+
+	atomic_set(&ret_hits, 0);
+	init_rp(&rp, "kprobe_target", NULL, return_count, 0, 0);
+	init_probe(&kp, NULL, "kprobe_target", 0, count_pre, count_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kretprobe(&rp));
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, target(rand1), rand1 / DIV_FACTOR);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 1);
+	unregister_kprobe(&kp);
+	target(rand1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 2);
+	unregister_kretprobe(&rp);
+#else
+	kunit_skip(test, "no kretprobes");
+#endif
+}
+
+#ifdef CONFIG_KRETPROBES
+static DECLARE_COMPLETION(sleeper_entered);
+static DECLARE_COMPLETION(sleeper_go);
+static atomic_t sleeper_result;
+
+static noinline int kretprobe_sleeper(int x)
+{
+	complete(&sleeper_entered);
+	wait_for_completion(&sleeper_go);
+	return x * 2;
+}
+
+static int (*volatile sleeper_fn)(int) = kretprobe_sleeper;
+
+static int sleeper_thread(void *data)
+{
+	atomic_set(&sleeper_result, sleeper_fn(21));
+	while (!kthread_should_stop())
+		msleep(1);
+	return 0;
+}
+#endif
+
+/* Unregistering while a call is in flight: the call still returns home. */
+static void test_kretprobe_unregister_in_flight(struct kunit *test)
+{
+#ifdef CONFIG_KRETPROBES
+	struct task_struct *t;
+	struct kretprobe rp;
+
+	atomic_set(&ret_hits, 0);
+	atomic_set(&sleeper_result, 0);
+	reinit_completion(&sleeper_entered);
+	reinit_completion(&sleeper_go);
+	init_rp(&rp, "kretprobe_sleeper", NULL, return_count, 0, 0);
+	KUNIT_ASSERT_EQ(test, 0, register_kretprobe(&rp));
+	t = kthread_run(sleeper_thread, NULL, "kprobes-sleeper");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	wait_for_completion(&sleeper_entered);
+	unregister_kretprobe(&rp);
+	complete(&sleeper_go);
+	while (!atomic_read(&sleeper_result))
+		msleep(1);
+	kthread_stop(t);
+	KUNIT_EXPECT_EQ(test, atomic_read(&sleeper_result), 42);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 0);
+#else
+	kunit_skip(test, "no kretprobes");
+#endif
+}
+
+#if defined(CONFIG_KRETPROBES) && defined(CONFIG_ARCH_CORRECT_STACKTRACE_ON_KRETPROBE)
+static unsigned long driver_ret_addr, expected_ret_addr;
+static unsigned long trace_buf[32];
+static unsigned int trace_len;
+static bool trace_inside_ok;
+
+static void take_trace(void)
+{
+	trace_len = stack_trace_save(trace_buf, ARRAY_SIZE(trace_buf), 0);
+}
+
+static bool trace_has(unsigned long addr)
+{
+	unsigned int i;
+
+	for (i = 0; i < trace_len; i++)
+		if (trace_buf[i] == addr)
+			return true;
+	return false;
+}
+
+static bool trace_has(unsigned long addr);
+
+/*
+ * Called from trace_driver(). While return-probed, its return address on
+ * the stack is the trampoline: the unwinder must still find the caller.
+ */
+static noinline unsigned long kretprobe_trace_target(void)
+{
+	driver_ret_addr = (unsigned long)__builtin_return_address(0);
+	take_trace();
+	trace_inside_ok = trace_has(expected_ret_addr);
+	return driver_ret_addr;
+}
+
+static unsigned long (*volatile trace_target)(void) = kretprobe_trace_target;
+
+/*
+ * The one call site of the target, so its return address is the same
+ * with and without the probe; called through a pointer so that it stays
+ * one call site.
+ */
+static noinline unsigned long kretprobe_trace_driver(void)
+{
+	return trace_target() + 1;
+}
+
+static unsigned long (*volatile trace_driver)(void) = kretprobe_trace_driver;
+
+static int trace_on_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	HANDLER_CHECK(get_kretprobe_retaddr(ri) == expected_ret_addr);
+	take_trace();
+	return 0;
+}
+#endif
+
+/* Stack traces in a return handler show the real caller. */
+static void test_kretprobe_stacktrace(struct kunit *test)
+{
+#if defined(CONFIG_KRETPROBES) && defined(CONFIG_ARCH_CORRECT_STACKTRACE_ON_KRETPROBE)
+	struct kretprobe rp;
+
+	/* Unprobed, the target sees its real return address. */
+	trace_driver();
+	expected_ret_addr = driver_ret_addr;
+
+	init_rp(&rp, "kretprobe_trace_target", NULL, trace_on_return, 0, 0);
+	KUNIT_ASSERT_EQ(test, 0, register_kretprobe(&rp));
+	trace_len = 0;
+	trace_inside_ok = false;
+	trace_driver();
+	unregister_kretprobe(&rp);
+	KUNIT_EXPECT_NE(test, driver_ret_addr, expected_ret_addr);
+	KUNIT_EXPECT_TRUE(test, trace_inside_ok);
+	KUNIT_EXPECT_GT(test, trace_len, 0U);
+	KUNIT_EXPECT_TRUE(test, trace_has(expected_ret_addr));
+#else
+	kunit_skip(test, "needs kretprobes with correct stack traces");
+#endif
+}
+
+/* ---- the suite ---------------------------------------------------------------------- */
+
+static int kprobes_test_init(struct kunit *test)
+{
+	cur_test = test;
+	test_task = current;
+	atomic_set(&handler_errors, 0);
+	reset_counts();
+	rand1 = get_random_u32_above(DIV_FACTOR);
+	return 0;
+}
+
+static void kprobes_test_exit(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&handler_errors), 0,
+			    "a handler check failed at line %d", handler_error_line);
+}
+
+static struct kunit_case kprobes_testcases[] = {
+	KUNIT_CASE(test_kprobe_by_symbol),
+	KUNIT_CASE(test_kprobe_by_addr),
+	KUNIT_CASE(test_kprobes_batch),
+	KUNIT_CASE(test_kprobes_batch_rollback),
+	KUNIT_CASE(test_kprobes_many),
+	KUNIT_CASE(test_kprobe_ftrace_site),
+	KUNIT_CASE(test_recursion_missed_ftrace),
+	KUNIT_CASE(test_refuse_bad_arguments),
+	KUNIT_CASE(test_refuse_not_text),
+	KUNIT_CASE(test_refuse_blacklisted),
+	KUNIT_CASE(test_refuse_registered_twice),
+	KUNIT_CASE(test_refuse_mid_instruction),
+	KUNIT_CASE(test_refuse_unsupported_insn),
+	KUNIT_CASE(test_insn_rip_relative),
+	KUNIT_CASE(test_insn_call),
+	KUNIT_CASE(test_insn_jmp),
+	KUNIT_CASE(test_insn_ret),
+	KUNIT_CASE(test_insn_push_pop),
+	KUNIT_CASE(test_insn_indirect_call),
+	KUNIT_CASE(test_insn_pushf),
+	KUNIT_CASE(test_insn_jcc),
+	KUNIT_CASE(test_insn_loop),
+	KUNIT_CASE(test_redirect_pre_handler),
+	KUNIT_CASE(test_redirect_breakpoint),
+	KUNIT_CASE(test_recursion_missed),
+	KUNIT_CASE(test_recursion_missed_breakpoint),
+	KUNIT_CASE(test_fault_in_handler),
+	KUNIT_CASE(test_fault_in_copy),
+	KUNIT_CASE(test_aggregate),
+	KUNIT_CASE(test_aggregate_breakpoint),
+	KUNIT_CASE(test_aggregate_under_hits),
+	KUNIT_CASE(test_disable_enable),
+	KUNIT_CASE(test_register_disabled),
+	KUNIT_CASE(test_disable_aggregate_member),
+	KUNIT_CASE(test_kretprobe_basic),
+	KUNIT_CASE(test_kretprobe_entry_skip),
+	KUNIT_CASE(test_kretprobes_batch),
+	KUNIT_CASE(test_kretprobe_maxactive),
+	KUNIT_CASE(test_kretprobe_refusals),
+	KUNIT_CASE(test_kretprobe_with_kprobe),
+	KUNIT_CASE(test_kretprobe_unregister_in_flight),
+	KUNIT_CASE(test_kretprobe_stacktrace),
+	{}
+};
+
+static struct kunit_suite kprobes_test_suite = {
+	.name = "kprobes_test",
+	.init = kprobes_test_init,
+	.exit = kprobes_test_exit,
+	.test_cases = kprobes_testcases,
+};
+
+kunit_test_suites(&kprobes_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests for kprobes and kretprobes");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * kprobe_example: print a line each time a kernel function is entered.
+ *
+ *   insmod kprobe_example.ko symbol=kernel_clone
+ *
+ * The pre_handler runs before the probed instruction, the post_handler
+ * right after it; both print the CPU's instruction pointer and flags as
+ * they see them. The output goes to the kernel log.
+ */
+
+#define pr_fmt(fmt) "%s: " fmt, KBUILD_MODNAME
+
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/kprobes.h>
+
+static char symbol[KSYM_NAME_LEN] = "kernel_clone";
+module_param_string(symbol, symbol, sizeof(symbol), 0644);
+MODULE_PARM_DESC(symbol, "function to probe (default: kernel_clone)");
+
+static int before(struct kprobe *p, struct pt_regs *regs)
+{
+	pr_info("<%s> pre_handler: p->addr = %px, ip = %lx, flags = 0x%lx\n",
+		p->symbol_name, p->addr, instruction_pointer(regs),
+		regs->flags);
+	return 0;
+}
+
+static void after(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+	pr_info("<%s> post_handler: p->addr = %px, ip = %lx, flags = 0x%lx\n",
+		p->symbol_name, p->addr, instruction_pointer(regs),
+		regs->flags);
+}
+
+static struct kprobe probe = {
+	.symbol_name = symbol,
+	.pre_handler = before,
+	.post_handler = after,
+};
+
+static int __init kprobe_example_init(void)
+{
+	int ret = register_kprobe(&probe);
+
+	if (ret < 0) {
+		pr_err("register_kprobe(%s) failed: %d\n", symbol, ret);
+		return ret;
+	}
+	pr_info("planted kprobe at %pS (%px)\n", probe.addr, probe.addr);
+	return 0;
+}
+
+static void __exit kprobe_example_exit(void)
+{
+	unregister_kprobe(&probe);
+	pr_info("kprobe at %pS unregistered, missed %lu hits\n", probe.addr,
+		probe.nmissed);
+}
+
+module_init(kprobe_example_init);
+module_exit(kprobe_example_exit);
+MODULE_DESCRIPTION("kprobes example: print on every entry of a function");
+MODULE_LICENSE("GPL");

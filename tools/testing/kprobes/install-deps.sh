@@ -1,0 +1,22 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Install, with apt-get, whatever the build and the QEMU run need and is
+# missing. Does nothing when everything is there.
+set -euo pipefail
+pkgs="linux-source-6.12 qemu-system-x86 gcc make flex bison bc libelf-dev
+      libssl-dev cpio busybox-static ccache rsync python3 kmod xz-utils
+      dwarves sparse git perl gzip"
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "  APT     $missing"
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps: need root to install:$missing" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Summarize a guest console log: print every leaf test result found in
+its KTAP output (KUnit suites and the shell selftests), flag kernel
+warnings, and end with 'N passed, N failed'. Exit 1 on any failure, on
+a bad console, on no tests at all, or when the guest never finished."""
+
+import re
+import sys
+
+RESULT = re.compile(r'^(\s*)(not ok|ok) (\d+)\s*-?\s*([^#]*?)\s*(#\s*(\w+).*)?$')
+SUBTEST = re.compile(r'^(\s*)# Subtest: (\S+)')
+PRINTK_TIME = re.compile(r'^\[\s*\d+\.\d+\]\s?')
+BAD = re.compile(r'(Oops|BUG:|WARNING:|kernel BUG|general protection fault|'
+                 r'Kernel panic|possible recursive locking|possible circular '
+                 r'locking|inconsistent lock state|suspicious RCU usage|'
+                 r'INFO: task .* blocked|rcu_sched self-detected stall|'
+                 r'rcu: INFO|UBSAN:|Call Trace:|DEBUG_LOCKS_WARN_ON|soft lockup|hard LOCKUP)')
+DONE = 'KPROBES-GUEST-DONE'
+
+
+def main(path):
+    lines = [PRINTK_TIME.sub('', l.rstrip('\r\n').replace('\r', ''))
+             for l in open(path, errors='replace')]
+    passed = failed = skipped = 0
+    last_indent = -1
+    subtest = {}
+    bad = []
+    for line in lines:
+        if BAD.search(line):
+            bad.append(line)
+        m = SUBTEST.match(line)
+        if m:
+            subtest[len(m.group(1))] = m.group(2)
+            continue
+        m = RESULT.match(line)
+        if not m:
+            continue
+        indent = len(m.group(1))
+        leaf = last_indent <= indent
+        last_indent = indent
+        if not leaf:
+            continue
+        name = m.group(4)
+        prefix = subtest.get(indent)
+        full = f'{prefix}.{name}' if prefix else name
+        directive = (m.group(6) or '').upper()
+        if directive == 'SKIP':
+            skipped += 1
+            print(f'SKIP  {full}')
+        elif m.group(2) == 'ok':
+            passed += 1
+            print(f'PASS  {full}')
+        else:
+            failed += 1
+            print(f'FAIL  {full}')
+    ok = True
+    if bad:
+        ok = False
+        print('\nThe guest console shows kernel warnings:')
+        for line in bad[:40]:
+            print('  ' + line)
+    if not any(DONE in l for l in lines):
+        ok = False
+        print(f'\nThe guest did not finish (no {DONE}): crash or hang.')
+    if passed + failed == 0:
+        ok = False
+        print('\nNo test results found.')
+    if not ok or failed:
+        print(f'\nConsole log: {path}')
+    if skipped:
+        print(f'({skipped} skipped, counted as neither passed nor failed)')
+    print(f'{passed} passed, {failed + (0 if ok else 1)} failed')
+    return 0 if ok and not failed else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1]))

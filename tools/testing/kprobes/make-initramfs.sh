@@ -1,0 +1,30 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Pack the guest's initramfs: static busybox, our guest scripts and the
+# test and sample modules. Rewritten only when an input changed.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../../.." && pwd)
+obj=$repo/.build/obj
+out=$repo/.build/initramfs.cpio.gz
+root=$repo/.build/initramfs
+t=$repo/tools/testing/kprobes
+mods=("$obj/lib/test_kprobes.ko" "$obj/samples/kprobes/kprobe_example.ko"
+      "$obj/samples/kprobes/kretprobe_example.ko" "$t/modules/kprobe_target.ko")
+inputs=("${mods[@]}" "$t"/guest/* /bin/busybox "$0")
+if [ -f "$out" ]; then
+	stale=0
+	for f in "${inputs[@]}"; do [ "$f" -nt "$out" ] && stale=1; done
+	[ $stale = 0 ] && exit 0
+fi
+echo "  CPIO    .build/initramfs.cpio.gz"
+rm -rf "$root"
+mkdir -p "$root"/{bin,dev,proc,sys,tmp,lib/modules/kprobes}
+cp /bin/busybox "$root/bin/busybox"
+for app in $("$root/bin/busybox" --list); do
+	[ "$app" = busybox ] || ln -s busybox "$root/bin/$app"
+done
+cp "$t"/guest/init "$root/init"
+cp "$t"/guest/run-tests "$t"/guest/demo "$root/bin/"
+for m in "${mods[@]}"; do cp "$m" "$root/lib/modules/kprobes/"; done
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$out.tmp"
+mv "$out.tmp" "$out"
