@@ -830,8 +830,8 @@ static int site_sync_armed(struct kprobe_batch *b, struct kprobe *site)
 
 	if (want == site_is_armed(site))
 		return 0;
-	if (kprobe_gone(site) && !want) {
-		/* Its text is gone: there is nothing to restore. */
+	if (kprobe_gone(site) && !kprobe_ftrace(site)) {
+		/* Its text is gone: there is no breakpoint to take out. */
 		site->flags &= ~KPROBE_FLAG_ARMED;
 		return 0;
 	}
@@ -1352,12 +1352,18 @@ NOKPROBE_SYMBOL(dump_kprobe);
 
 /* ---- text that goes away: module unload, init memory -------------------- */
 
-/* Mark every site in [start, end) gone; kprobe_mutex held. */
+/*
+ * The text in [start, end) is about to be freed: its sites go GONE and
+ * stop being armed (an ftrace site leaves our filter). kprobe_mutex held.
+ */
 static void mark_range_gone(unsigned long start, unsigned long end)
 {
+	struct kprobe_batch b;
 	struct kprobe *site, *m;
 	unsigned int i;
 
+	batch_init(&b);
+	kprobes_lock_text();
 	for (i = 0; i < KPROBE_TABLE_SIZE; i++) {
 		hlist_for_each_entry(site, &kprobe_table[i], hlist) {
 			unsigned long a = (unsigned long)site->addr;
@@ -1365,12 +1371,13 @@ static void mark_range_gone(unsigned long start, unsigned long end)
 			if (a < start || a >= end)
 				continue;
 			site->flags |= KPROBE_FLAG_GONE;
-			site->flags &= ~KPROBE_FLAG_ARMED;
 			if (kprobe_is_aggr(site))
 				list_for_each_entry(m, &site->list, list)
 					m->flags |= KPROBE_FLAG_GONE;
+			site_sync_armed(&b, site);
 		}
 	}
+	batch_finish(&b);
 }
 
 #ifdef CONFIG_MODULES
