@@ -1,0 +1,126 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Write the series to out/patches/: a git repository of the pristine
+# linux-source-6.12 tree gets patches/*.patch (changes to files we do not
+# own) and then our files, one commit per area; git format-patch writes
+# the series with a cover letter. Then check that it applies with git am
+# to a fresh copy of the pristine tree.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../../.." && pwd)
+build=$repo/.build
+out=$repo/out/patches
+work=$build/patches-git
+"$repo/tools/testing/kprobes/prepare-tree.sh" >/dev/null
+version=$(cat "$build/upstream-version")
+pristine=$build/linux-source-6.12
+owned=$repo/tools/testing/kprobes/owned-files
+
+g() { git -C "$work" -c user.name="kprobes team" -c user.email="kprobes@example.org" "$@"; }
+
+rm -rf "$work" "$out"
+mkdir -p "$work" "$out"
+echo "  GIT     baseline of linux-source-6.12 $version"
+cp -a "$pristine/." "$work/"
+rm -f "$work/.unpacked-"*
+g init -q
+# Debian's tarball ignores everything in its top .gitignore: add by force.
+g add -f -A .
+g commit -q -m "Linux $version (Debian linux-source-6.12)"
+g tag upstream
+
+for p in "$repo"/patches/*.patch; do
+	[ -e "$p" ] || continue
+	g am -q --keep-cr "$p"
+done
+
+commit_paths() {	# commit_paths "subject" "body" path...
+	local subject=$1 body=$2
+	shift 2
+	for path in "$@"; do
+		rm -rf "${work:?}/$path"
+		if [ -e "$repo/$path" ]; then
+			mkdir -p "$(dirname "$work/$path")"
+			cp -a "$repo/$path" "$work/$path"
+		fi
+		g add -f -A -- "$path"
+	done
+	g commit -q -m "$subject" -m "$body"
+}
+
+commit_paths "kprobes: replace the core with a batched, table-driven implementation" \
+"Rewrite kernel/kprobes.c and the kprobes headers. The interface the rest
+of the tree uses (struct kprobe, struct kretprobe, the KPROBE_FLAG_*
+flags, register/unregister/enable/disable and their error codes) is
+unchanged; the implementation is new:
+
+- one hash table of probe sites read under RCU on the hit path;
+  aggregates for several probes at one address;
+- every change of a site's armed state goes through one function and is
+  batched: a register_kprobes()/unregister_kprobes() call patches the
+  text once and waits for one RCU grace period, whatever its size;
+- kretprobes are built on rethook, with the instance pool, maxactive and
+  nmissed policy here;
+- probes on freed module or init text become GONE, and a module's own
+  blacklist is honoured;
+- debugfs list, enabled and blacklist.
+
+Optimized (jump) probes and boosting are not implemented yet; optprobe
+declarations are kept so that CONFIG_OPTPROBES builds." \
+	kernel/kprobes.c include/linux/kprobes.h include/asm-generic/kprobes.h
+
+commit_paths "x86/kprobes: new breakpoint and out-of-line execution code" \
+"Control transfers and the instructions that touch IF are emulated on the
+trap frame; everything else runs from a slot followed by an int3, with
+interrupts off, and RIP-relative operands fixed up. Breakpoint writes are
+queued with text_poke() and made visible with one text_poke_sync() per
+batch. A fault in a copied instruction is rewound to the original
+address so exception-table fixups apply. Probes at ftrace sites are
+served by an ftrace_ops callback." \
+	arch/x86/include/asm/kprobes.h arch/x86/kernel/kprobes
+
+commit_paths "kprobes: new samples, KUnit suite and documentation" \
+"samples/kprobes: a kprobe that prints on each entry of a function, and
+a kretprobe that times each call. lib/test_kprobes.c: a KUnit suite
+covering registration, refusals and their error codes, instruction
+kinds, aggregates, enable/disable, recursion and kretprobes." \
+	samples/kprobes lib/test_kprobes.c Documentation/trace/kprobes.rst
+
+cat > "$build/cover.txt" <<COVER
+kprobes: a new implementation for x86-64
+
+This series replaces the kprobes core and the x86-64 kprobes code of
+Linux $version with a new implementation: the same interface for the
+rest of the tree and for modules, batched text patching (one patch and
+one RCU grace period per register_kprobes()/unregister_kprobes() call)
+and a documented probe life cycle.
+
+Built and tested with the configuration in tools/testing/kprobes of the
+project tree (QEMU, 2 vCPUs): the KUnit suite in lib/test_kprobes.c and
+guest selftests of debugfs, kprobe_events and module unload.
+COVER
+g format-patch -q --cover-letter -o "$out" upstream
+# Fill the cover letter's subject and blurb.
+cover=$(ls "$out"/0000-*.patch)
+python3 - "$cover" "$build/cover.txt" <<'PY'
+import sys
+path, blurb = sys.argv[1], open(sys.argv[2]).read().split('\n', 1)
+s = open(path).read()
+s = s.replace('*** SUBJECT HERE ***', blurb[0])
+s = s.replace('*** BLURB HERE ***', blurb[1].strip())
+open(path, 'w').write(s)
+PY
+
+echo "  CHECK   git am on a fresh copy"
+check=$build/patches-check
+rm -rf "$check"
+mkdir -p "$check"
+cp -a "$pristine/." "$check/"
+rm -f "$check/.unpacked-"*
+git -C "$check" init -q
+git -C "$check" add -f -A .
+git -C "$check" -c user.name=x -c user.email=x@x commit -q -m base
+git -C "$check" -c user.name=x -c user.email=x@x am -q $(ls "$out"/*.patch | grep -v '/0000-')
+diff -r -q -x .git "$check" "$work" >/dev/null || { echo "make-patches: applied tree differs" >&2; exit 1; }
+rm -rf "$check"
+ls "$out"
