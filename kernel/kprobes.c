@@ -65,7 +65,6 @@
 #include <linux/seq_file.h>
 #include <linux/debugfs.h>
 #include <linux/sysctl.h>
-#include <linux/kdebug.h>
 #include <linux/memory.h>
 #include <linux/ftrace.h>
 #include <linux/cpu.h>
@@ -255,14 +254,18 @@ static void free_insn_page(void *page)
 	execmem_free(page);
 }
 
-struct kprobe_insn_cache kprobe_insn_slots = {
-	.mutex = __MUTEX_INITIALIZER(kprobe_insn_slots.mutex),
-	.alloc = alloc_insn_page,
-	.free = free_insn_page,
-	.sym = KPROBE_INSN_PAGE_SYM,
-	.pages = LIST_HEAD_INIT(kprobe_insn_slots.pages),
-	.insn_size = KPROBE_SLOT_SIZE,
-};
+#define DEFINE_SLOT_CACHE(cache, name, alloc_page, free_page)		\
+	struct kprobe_insn_cache cache = {				\
+		.mutex = __MUTEX_INITIALIZER(cache.mutex),		\
+		.pages = LIST_HEAD_INIT(cache.pages),			\
+		.insn_size = KPROBE_SLOT_SIZE,				\
+		.alloc = alloc_page,					\
+		.free = free_page,					\
+		.sym = name,						\
+	}
+
+DEFINE_SLOT_CACHE(kprobe_insn_slots, KPROBE_INSN_PAGE_SYM,
+		  alloc_insn_page, free_insn_page);
 
 static void kprobe_insn_page_free_rcu(struct rcu_head *head)
 {
@@ -356,17 +359,12 @@ out:
 bool __is_insn_slot_addr(struct kprobe_insn_cache *c, unsigned long addr)
 {
 	struct kprobe_insn_page *page;
-	bool found = false;
 
-	rcu_read_lock();
-	list_for_each_entry_rcu(page, &c->pages, list) {
-		if (addr - (unsigned long)page->base < PAGE_SIZE) {
-			found = true;
-			break;
-		}
-	}
-	rcu_read_unlock();
-	return found;
+	guard(rcu)();
+	list_for_each_entry_rcu(page, &c->pages, list)
+		if (addr - (unsigned long)page->base < PAGE_SIZE)
+			return true;
+	return false;
 }
 
 /**
@@ -383,20 +381,19 @@ int kprobe_cache_get_kallsym(struct kprobe_insn_cache *c, unsigned int *symnum,
 			     unsigned long *value, char *type, char *sym)
 {
 	struct kprobe_insn_page *page;
-	int ret = -ERANGE;
 
-	rcu_read_lock();
+	guard(rcu)();
 	list_for_each_entry_rcu(page, &c->pages, list) {
-		if ((*symnum)--)
+		if (*symnum) {
+			--*symnum;
 			continue;
-		strscpy(sym, c->sym, KSYM_NAME_LEN);
-		*type = 't';
+		}
 		*value = (unsigned long)page->base;
-		ret = 0;
-		break;
+		*type = 't';
+		strscpy(sym, c->sym, KSYM_NAME_LEN);
+		return 0;
 	}
-	rcu_read_unlock();
-	return ret;
+	return -ERANGE;
 }
 
 #ifdef CONFIG_OPTPROBES
@@ -410,15 +407,9 @@ void __weak free_optinsn_page(void *page)
 	free_insn_page(page);
 }
 
-/* Detour buffers for optimized probes; no user yet. */
-struct kprobe_insn_cache kprobe_optinsn_slots = {
-	.mutex = __MUTEX_INITIALIZER(kprobe_optinsn_slots.mutex),
-	.alloc = alloc_optinsn_page,
-	.free = free_optinsn_page,
-	.sym = KPROBE_OPTINSN_PAGE_SYM,
-	.pages = LIST_HEAD_INIT(kprobe_optinsn_slots.pages),
-	.insn_size = KPROBE_SLOT_SIZE,
-};
+/* Detour buffers for optimized probes; nothing allocates them yet. */
+DEFINE_SLOT_CACHE(kprobe_optinsn_slots, KPROBE_OPTINSN_PAGE_SYM,
+		  alloc_optinsn_page, free_optinsn_page);
 #endif
 #endif /* __ARCH_WANT_KPROBES_INSN_SLOT */
 
@@ -693,21 +684,26 @@ void __weak arch_kprobe_queue_apply(void)
 {
 }
 
+/* A growable array of ftrace sites whose filter entry must change. */
+struct ftrace_site_list {
+	struct kprobe **sites;
+	unsigned int nr;
+	unsigned int max;
+};
+
 /*
  * struct kprobe_batch - the sites one registration call changes
- * @arm_ftrace, @disarm_ftrace: ftrace sites to add to/remove from our
- *	ftrace filter after text_mutex is dropped
+ * @free_list: sites leaving the table, freed after one grace period
+ * @ftrace_arm, @ftrace_disarm: ftrace sites to add to/remove from our
+ *	ftrace filter, after text_mutex is dropped
  * @poked: breakpoint writes were queued and must be applied
- * @need_sync: a site left the table; wait for a grace period before
- *	freeing anything
+ * @need_sync: wait for a grace period before returning, because a probe
+ *	left the table or an aggregate
  */
 struct kprobe_batch {
 	struct list_head free_list;
-	unsigned long *arm_ftrace;
-	unsigned long *disarm_ftrace;
-	unsigned int nr_arm_ftrace;
-	unsigned int nr_disarm_ftrace;
-	unsigned int max_ftrace;
+	struct ftrace_site_list ftrace_arm;
+	struct ftrace_site_list ftrace_disarm;
 	bool poked;
 	bool need_sync;
 };
@@ -732,6 +728,22 @@ static bool site_is_armed(struct kprobe *site)
 	return site->flags & KPROBE_FLAG_ARMED;
 }
 
+static int site_list_add(struct ftrace_site_list *l, struct kprobe *site)
+{
+	if (l->nr == l->max) {
+		unsigned int n = max(16U, 2 * l->max);
+		struct kprobe **sites;
+
+		sites = krealloc_array(l->sites, n, sizeof(*sites), GFP_KERNEL);
+		if (!sites)
+			return -ENOMEM;
+		l->sites = sites;
+		l->max = n;
+	}
+	l->sites[l->nr++] = site;
+	return 0;
+}
+
 #ifdef CONFIG_KPROBES_ON_FTRACE
 bool kprobe_ftrace_disabled __read_mostly;
 
@@ -752,8 +764,6 @@ static int ftrace_filter_update(unsigned long *ips, unsigned int nr, bool remove
 {
 	int ret;
 
-	if (!nr)
-		return 0;
 	if (kprobe_ftrace_disabled)
 		return -ENODEV;
 
@@ -761,10 +771,7 @@ static int ftrace_filter_update(unsigned long *ips, unsigned int nr, bool remove
 		if (kprobe_ftrace_users == nr)
 			unregister_ftrace_function(&kprobe_ftrace_ops);
 		kprobe_ftrace_users -= nr;
-		ret = ftrace_set_filter_ips(&kprobe_ftrace_ops, ips, nr, 1, 0);
-		WARN(ret, "kprobes: ftrace filter removal of %u sites failed: %d\n",
-		     nr, ret);
-		return ret;
+		return ftrace_set_filter_ips(&kprobe_ftrace_ops, ips, nr, 1, 0);
 	}
 
 	ret = ftrace_set_filter_ips(&kprobe_ftrace_ops, ips, nr, 0, 0);
@@ -791,31 +798,40 @@ void kprobe_ftrace_kill(void)
 #else
 static int ftrace_filter_update(unsigned long *ips, unsigned int nr, bool remove)
 {
-	return nr ? -ENODEV : 0;
+	return -ENODEV;
 }
 #endif
 
-static int batch_add_ftrace(struct kprobe_batch *b, struct kprobe *site, bool arm)
+/*
+ * Apply a list of ftrace filter changes and free it. Sites that could
+ * not be armed are marked unarmed again.
+ */
+static int ftrace_sites_apply(struct ftrace_site_list *l, bool remove)
 {
-	unsigned long **ips = arm ? &b->arm_ftrace : &b->disarm_ftrace;
-	unsigned int *nr = arm ? &b->nr_arm_ftrace : &b->nr_disarm_ftrace;
+	unsigned long *ips;
+	unsigned int i;
+	int ret = 0;
 
-	if (*nr == b->max_ftrace) {
-		unsigned int n = max(16U, 2 * b->max_ftrace);
-		unsigned long *a, *d;
-
-		a = krealloc_array(b->arm_ftrace, n, sizeof(*a), GFP_KERNEL);
-		if (!a)
-			return -ENOMEM;
-		b->arm_ftrace = a;
-		d = krealloc_array(b->disarm_ftrace, n, sizeof(*d), GFP_KERNEL);
-		if (!d)
-			return -ENOMEM;
-		b->disarm_ftrace = d;
-		b->max_ftrace = n;
+	if (!l->nr)
+		goto out;
+	ips = kmalloc_array(l->nr, sizeof(*ips), GFP_KERNEL);
+	ret = ips ? 0 : -ENOMEM;
+	if (ips) {
+		for (i = 0; i < l->nr; i++)
+			ips[i] = (unsigned long)l->sites[i]->addr;
+		ret = ftrace_filter_update(ips, l->nr, remove);
+		kfree(ips);
 	}
-	(*ips)[(*nr)++] = (unsigned long)site->addr;
-	return 0;
+	if (ret) {
+		pr_warn("could not %s %u ftrace sites: %d\n",
+			remove ? "disarm" : "arm", l->nr, ret);
+		if (!remove)
+			for (i = 0; i < l->nr; i++)
+				l->sites[i]->flags &= ~KPROBE_FLAG_ARMED;
+	}
+out:
+	kfree(l->sites);
+	return ret;
 }
 
 /*
@@ -836,7 +852,7 @@ static int site_sync_armed(struct kprobe_batch *b, struct kprobe *site)
 		return 0;
 	}
 	if (kprobe_ftrace(site)) {
-		ret = batch_add_ftrace(b, site, want);
+		ret = site_list_add(want ? &b->ftrace_arm : &b->ftrace_disarm, site);
 	} else {
 		arch_kprobe_queue_arm(site, want);
 		b->poked = true;
@@ -1059,13 +1075,15 @@ static struct kprobe *revive_gone_site(struct kprobe *site, struct kprobe *p)
 	return site;
 }
 
-static int add_probe(struct kprobe_batch *b, struct kprobe *p)
+/*
+ * Work out where @p goes and reset its core-owned fields. Done before the
+ * text locks are taken: symbol lookups take module_mutex.
+ */
+static int resolve_new_probe(struct kprobe *p)
 {
 	struct kprobe *site;
-	struct module *mod;
 	bool on_func_entry;
 	kprobe_opcode_t *addr;
-	int ret;
 
 	if (p->addr && is_registered(p, &site))
 		return -EINVAL;
@@ -1079,6 +1097,16 @@ static int add_probe(struct kprobe_batch *b, struct kprobe *p)
 		p->flags |= KPROBE_FLAG_ON_FUNC_ENTRY;
 	p->nmissed = 0;
 	INIT_LIST_HEAD(&p->list);
+	return 0;
+}
+
+/* Add a resolved probe to the table; kprobe_mutex and the text locks held. */
+static int add_probe(struct kprobe_batch *b, struct kprobe *p)
+{
+	struct kprobe *site;
+	struct module *mod;
+	int ret;
+
 	if (is_registered(p, &site))
 		return -EINVAL;
 
@@ -1161,11 +1189,9 @@ static int batch_finish(struct kprobe_batch *b)
 	batch_apply_text(b);
 	kprobes_unlock_text();
 
-	ret = ftrace_filter_update(b->disarm_ftrace, b->nr_disarm_ftrace, true);
-	err = ftrace_filter_update(b->arm_ftrace, b->nr_arm_ftrace, false);
+	ret = ftrace_sites_apply(&b->ftrace_disarm, true);
+	err = ftrace_sites_apply(&b->ftrace_arm, false);
 	ret = ret ?: err;
-	kfree(b->arm_ftrace);
-	kfree(b->disarm_ftrace);
 
 	list_for_each_entry(site, &b->free_list, list)
 		hlist_del_init_rcu(&site->hlist);
@@ -1211,11 +1237,19 @@ int register_kprobes(struct kprobe **kps, int num)
 	if (!kprobes_initialized)
 		return -EAGAIN;
 
-	batch_init(&b);
 	mutex_lock(&kprobe_mutex);
+	for (i = 0; i < num; i++) {
+		ret = kps[i] ? resolve_new_probe(kps[i]) : -EINVAL;
+		if (ret) {
+			mutex_unlock(&kprobe_mutex);
+			return ret;
+		}
+	}
+
+	batch_init(&b);
 	kprobes_lock_text();
 	for (i = 0; i < num; i++) {
-		ret = kps[i] ? add_probe(&b, kps[i]) : -EINVAL;
+		ret = add_probe(&b, kps[i]);
 		if (ret)
 			break;
 	}
@@ -1709,20 +1743,6 @@ static void __init populate_kretprobe_blacklist(void)
 }
 #endif /* CONFIG_KRETPROBES */
 
-/* ---- exception notifier -------------------------------------------------- */
-
-int __weak kprobe_exceptions_notify(struct notifier_block *self,
-				    unsigned long val, void *data)
-{
-	return NOTIFY_DONE;
-}
-NOKPROBE_SYMBOL(kprobe_exceptions_notify);
-
-static struct notifier_block kprobe_exceptions_nb = {
-	.notifier_call = kprobe_exceptions_notify,
-	.priority = 0x7fffffff,
-};
-
 /* ---- debugfs ------------------------------------------------------------ */
 
 #ifdef CONFIG_DEBUG_FS
@@ -1912,8 +1932,6 @@ static int __init init_kprobes(void)
 	populate_kretprobe_blacklist();
 
 	ret = arch_init_kprobes();
-	if (!ret)
-		ret = register_die_notifier(&kprobe_exceptions_nb);
 	if (!ret)
 		ret = register_kprobes_module_notifier();
 	kprobes_initialized = !ret;

@@ -9,19 +9,20 @@
 #include <asm-generic/kprobes.h>
 
 #ifdef CONFIG_KPROBES
-#include <linux/types.h>
-#include <linux/ptrace.h>
 #include <linux/percpu.h>
-#include <asm/text-patching.h>
+#include <linux/ptrace.h>
+#include <linux/types.h>
 #include <asm/insn.h>
+#include <asm/text-patching.h>
+
+struct kprobe;
+struct pt_regs;
+
+/* A breakpoint replaces one byte: the probe keeps that byte. */
+typedef u8 kprobe_opcode_t;
 
 /* The core keeps out-of-line copies in slots it allocates for us. */
-#define  __ARCH_WANT_KPROBES_INSN_SLOT
-
-struct pt_regs;
-struct kprobe;
-
-typedef u8 kprobe_opcode_t;
+#define __ARCH_WANT_KPROBES_INSN_SLOT
 
 /*
  * A slot holds the copied instruction, then an int3 that brings the CPU

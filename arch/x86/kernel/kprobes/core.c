@@ -706,12 +706,15 @@ NOKPROBE_SYMBOL(kprobe_fault_handler);
 
 /* ---- init ----------------------------------------------------------------- */
 
+/* The entry code runs before the kernel can take a breakpoint safely. */
 int __init arch_populate_kprobe_blacklist(void)
 {
-	return kprobe_add_area_blacklist((unsigned long)__entry_text_start,
-					 (unsigned long)__entry_text_end);
+	unsigned long start = (unsigned long)__entry_text_start;
+
+	return kprobe_add_area_blacklist(start, (unsigned long)__entry_text_end);
 }
 
+/* Nothing to set up: slots come from the core's cache on demand. */
 int __init arch_init_kprobes(void)
 {
 	return 0;

@@ -11,12 +11,40 @@
 #include <linux/ftrace.h>
 #include <linux/preempt.h>
 
+/* The ftrace call at @ip ran into our ops: play the probe's part. */
+static void ftrace_site_hit(unsigned long ip, struct pt_regs *regs)
+{
+	struct kprobe *p = get_kprobe((kprobe_opcode_t *)ip);
+	struct kprobe_ctlblk *kcb;
+
+	if (unlikely(!p) || kprobe_disabled(p))
+		return;
+	if (kprobe_running()) {
+		kprobes_inc_nmissed_count(p);
+		return;
+	}
+
+	kcb = get_kprobe_ctlblk();
+	kcb->kprobe_status = KPROBE_HIT_ACTIVE;
+	__this_cpu_write(current_kprobe, p);
+	regs->ip = ip + INT3_INSN_SIZE;
+	if (p->pre_handler && p->pre_handler(p, regs))
+		goto done;	/* the pre_handler chose where ftrace returns to */
+
+	/* "Execute" the ftrace call: the function goes on after it. */
+	regs->ip = ip + MCOUNT_INSN_SIZE;
+	if (p->post_handler) {
+		kcb->kprobe_status = KPROBE_HIT_SSDONE;
+		p->post_handler(p, regs, 0);
+	}
+done:
+	__this_cpu_write(current_kprobe, NULL);
+}
+NOKPROBE_SYMBOL(ftrace_site_hit);
+
 void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 			   struct ftrace_ops *ops, struct ftrace_regs *fregs)
 {
-	struct pt_regs *regs = ftrace_get_regs(fregs);
-	struct kprobe_ctlblk *kcb;
-	struct kprobe *p;
 	int bit;
 
 	if (unlikely(kprobe_ftrace_disabled))
@@ -24,31 +52,7 @@ void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 	bit = ftrace_test_recursion_trylock(ip, parent_ip);
 	if (bit < 0)
 		return;
-
-	p = get_kprobe((kprobe_opcode_t *)ip);
-	if (unlikely(!p || kprobe_disabled(p)))
-		goto out;
-
-	if (kprobe_running()) {
-		kprobes_inc_nmissed_count(p);
-		goto out;
-	}
-
-	kcb = get_kprobe_ctlblk();
-	__this_cpu_write(current_kprobe, p);
-	kcb->kprobe_status = KPROBE_HIT_ACTIVE;
-	regs->ip = ip + INT3_INSN_SIZE;
-	if (!p->pre_handler || !p->pre_handler(p, regs)) {
-		/* "Execute" the ftrace call: the function goes on after it. */
-		regs->ip = ip + MCOUNT_INSN_SIZE;
-		if (p->post_handler) {
-			kcb->kprobe_status = KPROBE_HIT_SSDONE;
-			p->post_handler(p, regs, 0);
-		}
-	}
-	/* Otherwise the pre_handler chose where ftrace returns to. */
-	__this_cpu_write(current_kprobe, NULL);
-out:
+	ftrace_site_hit(ip, ftrace_get_regs(fregs));
 	ftrace_test_recursion_unlock(bit);
 }
 NOKPROBE_SYMBOL(kprobe_ftrace_handler);
