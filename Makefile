@@ -25,7 +25,13 @@ export CCACHE_SLOPPINESS := time_macros
 KMAKE = $(MAKE) -s -C $(SRC) O=$(OBJ) CC="ccache gcc" -j$(JOBS)
 FRAGMENTS ?= $(T)/kprobes.config
 
-.PHONY: all deps tree kernel initramfs test demo shell patches check clean distclean
+.PHONY: all deps tree kernel initramfs test demo shell patches check clean distclean \
+	test-alt
+
+# A second configuration: PREEMPT, no modules, no function tracer (so no
+# kprobes on ftrace), the KUnit suite built in.
+OBJ_ALT := $(BUILD)/obj-alt
+ALT_FRAGMENTS := $(T)/kprobes.config $(T)/alt.config
 
 all: kernel
 
@@ -48,6 +54,15 @@ test: initramfs
 	@echo "  QEMU    test run, console in .build/console-test.log"
 	@$(T)/run-guest.sh test $(BUILD)/console-test.log 1500
 	@python3 $(T)/ktap-summary.py $(BUILD)/console-test.log
+
+test-alt: tree
+	@$(T)/config.sh $(SRC) $(OBJ_ALT) $(ALT_FRAGMENTS)
+	@echo "  KERNEL  alternative config (PREEMPT, no MODULES, no FUNCTION_TRACER)"
+	@$(MAKE) -s -C $(SRC) O=$(OBJ_ALT) CC="ccache gcc" -j$(JOBS) bzImage
+	@$(T)/make-initramfs.sh --bare
+	@KERNEL=$(OBJ_ALT)/arch/x86/boot/bzImage INITRD=$(BUILD)/initramfs-bare.cpio.gz \
+		$(T)/run-guest.sh kunit $(BUILD)/console-alt.log 900
+	@python3 $(T)/ktap-summary.py $(BUILD)/console-alt.log
 
 demo: initramfs
 	@$(T)/run-guest.sh demo $(BUILD)/console-demo.log 600

@@ -21,11 +21,11 @@
  * States of a user probe, and where each transition happens
  * ---------------------------------------------------------
  *
- *   unregistered --register_kprobes()--> enabled | disabled
- *   enabled  --disable_kprobe()--> disabled --enable_kprobe()--> enabled
- *   enabled | disabled --its text is freed (kprobes_module_callback(),
- *            kprobe_free_init_mem())--> gone
- *   any registered state --unregister_kprobes()--> unregistered
+ *   (unregistered) --register_kprobes()--> ENABLED, or DISABLED if asked
+ *   ENABLED --disable_kprobe()--> DISABLED --enable_kprobe()--> ENABLED
+ *   (any registered state) --unregister_kprobes()--> (unregistered)
+ *   ENABLED/DISABLED --its text is freed--> GONE
+ *	(kprobes_module_callback(), kprobe_free_init_mem())
  *
  * A probe's flags say which (KPROBE_FLAG_DISABLED, KPROBE_FLAG_GONE). A
  * site is *armed* (breakpoint in the text, or its ip in our ftrace
@@ -342,7 +342,7 @@ void __free_insn_slot(struct kprobe_insn_cache *c, kprobe_opcode_t *slot,
 		}
 		goto out;
 	}
-	WARN(1, "slot %px is not from the %s cache\n", slot, c->sym);
+	WARN(1, "slot %p is not from the %s cache\n", slot, c->sym);
 out:
 	mutex_unlock(&c->mutex);
 }
@@ -712,8 +712,8 @@ struct kprobe_batch {
  * Private site flags, above the KPROBE_FLAG_* users see: the site is
  * armed; the site is leaving the table in this batch.
  */
-#define KPROBE_FLAG_ARMED	0x80000000
-#define KPROBE_FLAG_DYING	0x40000000
+#define KPROBE_FLAG_ARMED	BIT(31)
+#define KPROBE_FLAG_DYING	BIT(30)
 #define KPROBE_FLAGS_PRIVATE	(KPROBE_FLAG_ARMED | KPROBE_FLAG_DYING)
 
 /* Should the text at this site trap (or ftrace call us) right now? */

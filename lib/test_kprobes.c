@@ -81,10 +81,10 @@ static noinline u32 kprobe_redirect_alt(u32 value)
 	return value + 1000;
 }
 
-/* Called through pointers, so the compiler cannot fold the calls away. */
-static u32 (*volatile target)(u32) = kprobe_target;
-static u32 (*volatile target2)(u32) = kprobe_target2;
-static u32 (*volatile recursed_target)(u32) = kprobe_recursed_target;
+/* Called through pointers set at run time, so the calls stay real calls. */
+static u32 (*target)(u32);
+static u32 (*target2)(u32);
+static u32 (*recursed_target)(u32);
 
 /* Same name as a static function of vmlinux: an ambiguous symbol. */
 static noinline int __used kernel_init(void)
@@ -278,7 +278,7 @@ static bool wait_for_hit(atomic_t *counter, int before)
 	for (i = 0; i < 2000; i++) {
 		if (atomic_read(counter) != before)
 			return true;
-		msleep(1);
+		usleep_range(1000, 2000);
 	}
 	return false;
 }
@@ -1195,8 +1195,7 @@ static void test_kretprobes_batch(struct kunit *test)
 }
 
 #ifdef CONFIG_KRETPROBES
-static noinline u32 kretprobe_nest_target(u32 depth);
-static u32 (*volatile nest_target)(u32) = kretprobe_nest_target;
+static u32 (*nest_target)(u32);
 
 /* Recurses through a pointer so that the calls stay real calls. */
 static noinline u32 kretprobe_nest_target(u32 depth)
@@ -1289,13 +1288,13 @@ static noinline int kretprobe_sleeper(int x)
 	return x * 2;
 }
 
-static int (*volatile sleeper_fn)(int) = kretprobe_sleeper;
+static int (*sleeper_fn)(int);
 
 static int sleeper_thread(void *data)
 {
 	atomic_set(&sleeper_result, sleeper_fn(21));
 	while (!kthread_should_stop())
-		msleep(1);
+		usleep_range(1000, 2000);
 	return 0;
 }
 #endif
@@ -1319,7 +1318,7 @@ static void test_kretprobe_unregister_in_flight(struct kunit *test)
 	unregister_kretprobe(&rp);
 	complete(&sleeper_go);
 	while (!atomic_read(&sleeper_result))
-		msleep(1);
+		usleep_range(1000, 2000);
 	kthread_stop(t);
 	KUNIT_EXPECT_EQ(test, atomic_read(&sleeper_result), 42);
 	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 0);
@@ -1363,7 +1362,7 @@ static noinline unsigned long kretprobe_trace_target(void)
 	return driver_ret_addr;
 }
 
-static unsigned long (*volatile trace_target)(void) = kretprobe_trace_target;
+static unsigned long (*trace_target)(void);
 
 /*
  * The one call site of the target, so its return address is the same
@@ -1375,7 +1374,7 @@ static noinline unsigned long kretprobe_trace_driver(void)
 	return trace_target() + 1;
 }
 
-static unsigned long (*volatile trace_driver)(void) = kretprobe_trace_driver;
+static unsigned long (*trace_driver)(void);
 
 static int trace_on_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
@@ -1419,6 +1418,17 @@ static int kprobes_test_init(struct kunit *test)
 	atomic_set(&handler_errors, 0);
 	reset_counts();
 	rand1 = get_random_u32_above(DIV_FACTOR);
+	target = kprobe_target;
+	target2 = kprobe_target2;
+	recursed_target = kprobe_recursed_target;
+#ifdef CONFIG_KRETPROBES
+	nest_target = kretprobe_nest_target;
+	sleeper_fn = kretprobe_sleeper;
+#endif
+#if defined(CONFIG_KRETPROBES) && defined(CONFIG_ARCH_CORRECT_STACKTRACE_ON_KRETPROBE)
+	trace_target = kretprobe_trace_target;
+	trace_driver = kretprobe_trace_driver;
+#endif
 	return 0;
 }
 

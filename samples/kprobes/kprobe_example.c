@@ -21,7 +21,7 @@ MODULE_PARM_DESC(symbol, "function to probe (default: kernel_clone)");
 
 static int before(struct kprobe *p, struct pt_regs *regs)
 {
-	pr_info("<%s> pre_handler: p->addr = %px, ip = %lx, flags = 0x%lx\n",
+	pr_info("<%s> pre_handler: p->addr = %pS, ip = %lx, flags = 0x%lx\n",
 		p->symbol_name, p->addr, instruction_pointer(regs),
 		regs->flags);
 	return 0;
@@ -29,7 +29,7 @@ static int before(struct kprobe *p, struct pt_regs *regs)
 
 static void after(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
 {
-	pr_info("<%s> post_handler: p->addr = %px, ip = %lx, flags = 0x%lx\n",
+	pr_info("<%s> post_handler: p->addr = %pS, ip = %lx, flags = 0x%lx\n",
 		p->symbol_name, p->addr, instruction_pointer(regs),
 		regs->flags);
 }
@@ -48,7 +48,7 @@ static int __init kprobe_example_init(void)
 		pr_err("register_kprobe(%s) failed: %d\n", symbol, ret);
 		return ret;
 	}
-	pr_info("planted kprobe at %pS (%px)\n", probe.addr, probe.addr);
+	pr_info("planted kprobe at %pS\n", probe.addr);
 	return 0;
 }
 

@@ -7,7 +7,9 @@ set -euo pipefail
 src=$(realpath "$1") obj=$(realpath -m "$2")
 shift 2
 mkdir -p "$obj"
-cat "$@" > "$obj/.fragment.new"
+# Later fragments override earlier ones, symbol by symbol.
+cat "$@" | awk -F= '/^CONFIG_/ { if (!($1 in v)) k[++n] = $1; v[$1] = $0 }
+	END { for (i = 1; i <= n; i++) print v[k[i]] }' > "$obj/.fragment.new"
 if [ -f "$obj/.config" ] && cmp -s "$obj/.fragment.new" "$obj/.fragment" 2>/dev/null; then
 	rm -f "$obj/.fragment.new"
 	exit 0

@@ -10,18 +10,27 @@ root=$repo/.build/initramfs
 t=$repo/tools/testing/kprobes
 mods=("$obj/lib/test_kprobes.ko" "$obj/samples/kprobes/kprobe_example.ko"
       "$obj/samples/kprobes/kretprobe_example.ko" "$t/modules/kprobe_target.ko")
+# --bare: busybox and the scripts only, for kernels without modules.
+if [ "${1:-}" = --bare ]; then
+	out=$repo/.build/initramfs-bare.cpio.gz
+	root=$repo/.build/initramfs-bare
+	mods=()
+fi
 prog=$repo/.build/kprobe_pmu
-if [ ! -x "$prog" ] || [ "$t/guest-progs/kprobe_pmu.c" -nt "$prog" ]; then
+if [ "${1:-}" != --bare ] &&
+   { [ ! -x "$prog" ] || [ "$t/guest-progs/kprobe_pmu.c" -nt "$prog" ]; }; then
 	echo "  CC      .build/kprobe_pmu (static, for the guest)"
 	gcc -static -O2 -Wall -o "$prog" "$t/guest-progs/kprobe_pmu.c"
 fi
-inputs=("${mods[@]}" "$t"/guest/* "$prog" /bin/busybox "$0")
+progs=()
+[ "${1:-}" = --bare ] || progs=("$prog")
+inputs=("${mods[@]}" "$t"/guest/* "${progs[@]}" /bin/busybox "$0")
 if [ -f "$out" ]; then
 	stale=0
 	for f in "${inputs[@]}"; do [ "$f" -nt "$out" ] && stale=1; done
 	[ $stale = 0 ] && exit 0
 fi
-echo "  CPIO    .build/initramfs.cpio.gz"
+echo "  CPIO    ${out#$repo/}"
 rm -rf "$root"
 mkdir -p "$root"/{bin,dev,proc,sys,tmp,lib/modules/kprobes}
 cp /bin/busybox "$root/bin/busybox"
@@ -29,7 +38,7 @@ for app in $("$root/bin/busybox" --list); do
 	[ "$app" = busybox ] || ln -s busybox "$root/bin/$app"
 done
 cp "$t"/guest/init "$root/init"
-cp "$t"/guest/run-tests "$t"/guest/demo "$prog" "$root/bin/"
+cp "$t"/guest/run-tests "$t"/guest/demo "${progs[@]}" "$root/bin/"
 for m in "${mods[@]}"; do cp "$m" "$root/lib/modules/kprobes/"; done
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$out.tmp"
 mv "$out.tmp" "$out"

@@ -48,35 +48,43 @@ commit_paths() {	# commit_paths "subject" "body" path...
 	g commit -q -m "$subject" -m "$body"
 }
 
-commit_paths "kprobes: replace the core with a batched, table-driven implementation" \
-"Rewrite kernel/kprobes.c and the kprobes headers. The interface the rest
-of the tree uses (struct kprobe, struct kretprobe, the KPROBE_FLAG_*
-flags, register/unregister/enable/disable and their error codes) is
-unchanged; the implementation is new:
+commit_paths "kprobes: replace the core and the x86-64 code" \
+"Rewrite kernel/kprobes.c, the kprobes headers and arch/x86/kernel/kprobes
+in one step (the old x86 code does not build against the new core). The
+interface the rest of the tree uses (struct kprobe, struct kretprobe,
+the KPROBE_FLAG_* flags, register/unregister/enable/disable and their
+error codes, the arch hooks traps.c and fault.c call) is unchanged; the
+implementation is new.
 
-- one hash table of probe sites read under RCU on the hit path;
+Core:
+- one hash table of probe sites, read under RCU on the hit path, with
   aggregates for several probes at one address;
 - every change of a site's armed state goes through one function and is
   batched: a register_kprobes()/unregister_kprobes() call patches the
   text once and waits for one RCU grace period, whatever its size;
-- kretprobes are built on rethook, with the instance pool, maxactive and
-  nmissed policy here;
-- probes on freed module or init text become GONE, and a module's own
+- kretprobes are built on rethook; the instance pool, maxactive and
+  nmissed policy are here;
+- probes on freed module or init text become GONE; a module's own
   blacklist is honoured;
 - debugfs list, enabled and blacklist.
 
-Optimized (jump) probes and boosting are not implemented yet; optprobe
-declarations are kept so that CONFIG_OPTPROBES builds." \
-	kernel/kprobes.c include/linux/kprobes.h include/asm-generic/kprobes.h
+x86-64:
+- control transfers and the instructions that touch IF are emulated on
+  the trap frame; every other instruction runs from a slot followed by an
+  int3, with interrupts off, RIP-relative operands fixed up;
+- breakpoint writes are queued with text_poke() and made visible with one
+  text_poke_sync() per batch;
+- a fault in a copied instruction is rewound to the original address so
+  that its exception-table fixup applies;
+- probes at ftrace sites are served by an ftrace_ops callback.
 
-commit_paths "x86/kprobes: new breakpoint and out-of-line execution code" \
-"Control transfers and the instructions that touch IF are emulated on the
-trap frame; everything else runs from a slot followed by an int3, with
-interrupts off, and RIP-relative operands fixed up. Breakpoint writes are
-queued with text_poke() and made visible with one text_poke_sync() per
-batch. A fault in a copied instruction is rewound to the original
-address so exception-table fixups apply. Probes at ftrace sites are
-served by an ftrace_ops callback." \
+Not implemented yet: boosting and optimized (jump) probes. The optprobe
+declarations stay so that CONFIG_OPTPROBES builds.
+
+get_kprobe(), within_kprobe_blacklist() and current_kprobe are now
+exported (GPL) so that modules, the KUnit suite among them, can use them
+and kprobe_running()." \
+	kernel/kprobes.c include/linux/kprobes.h include/asm-generic/kprobes.h \
 	arch/x86/include/asm/kprobes.h arch/x86/kernel/kprobes
 
 commit_paths "kprobes: new samples, KUnit suite and documentation" \

@@ -6,8 +6,8 @@
 set -u
 repo=$(cd "$(dirname "$0")/../../.." && pwd)
 mode=$1 log=$2 limit=${3:-900}
-kernel=$repo/.build/obj/arch/x86/boot/bzImage
-initrd=$repo/.build/initramfs.cpio.gz
+kernel=${KERNEL:-$repo/.build/obj/arch/x86/boot/bzImage}
+initrd=${INITRD:-$repo/.build/initramfs.cpio.gz}
 args=(-machine pc -accel tcg,thread=multi -cpu max -smp 2 -m 1G
       -no-reboot -nographic -kernel "$kernel" -initrd "$initrd"
       -append "console=ttyS0 panic=-1 kptest=$mode ${KPTEST_APPEND:-}")
