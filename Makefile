@@ -46,6 +46,8 @@ kernel: tree
 	@echo "  KERNEL  linux-source-6.12 $$(cat $(BUILD)/upstream-version) with our kprobes"
 	@$(KMAKE) bzImage modules
 	@$(KMAKE) M=$(T)/modules modules
+	@$(T)/upstream-kunit.sh
+	@$(KMAKE) M=$(BUILD)/upstream-kunit modules
 
 initramfs: kernel
 	@$(T)/make-initramfs.sh

@@ -58,13 +58,10 @@
 #include <linux/hash.h>
 #include <linux/init.h>
 #include <linux/slab.h>
-#include <linux/stddef.h>
 #include <linux/export.h>
 #include <linux/kallsyms.h>
-#include <linux/freezer.h>
 #include <linux/seq_file.h>
 #include <linux/debugfs.h>
-#include <linux/sysctl.h>
 #include <linux/memory.h>
 #include <linux/ftrace.h>
 #include <linux/cpu.h>
@@ -73,13 +70,10 @@
 #include <linux/perf_event.h>
 #include <linux/execmem.h>
 #include <linux/module.h>
-#include <linux/moduleloader.h>
 #include <linux/bug.h>
 #include <linux/uaccess.h>
 
 #include <asm/sections.h>
-#include <asm/cacheflush.h>
-#include <asm/errno.h>
 
 #define KPROBE_HASH_BITS 12
 #define KPROBE_TABLE_SIZE (1 << KPROBE_HASH_BITS)
@@ -104,7 +98,7 @@ DEFINE_PER_CPU(struct kprobe_ctlblk, kprobe_ctlblk);
 /* Ranges no probe may be placed in. Written under kprobe_mutex, read under RCU. */
 static LIST_HEAD(kprobe_blacklist);
 
-static struct hlist_head *kprobe_bucket(const void *addr)
+static nokprobe_inline struct hlist_head *kprobe_bucket(const void *addr)
 {
 	return &kprobe_table[hash_ptr(addr, KPROBE_HASH_BITS)];
 }
@@ -138,7 +132,7 @@ static int aggr_pre_handler(struct kprobe *site, struct pt_regs *regs);
 static void aggr_post_handler(struct kprobe *site, struct pt_regs *regs,
 			      unsigned long flags);
 
-static bool kprobe_is_aggr(struct kprobe *p)
+static nokprobe_inline bool kprobe_is_aggr(struct kprobe *p)
 {
 	return p->pre_handler == aggr_pre_handler;
 }
@@ -530,18 +524,6 @@ static void blacklist_symbols(unsigned long *start, unsigned long *end)
 
 		if (kprobe_add_ksym_blacklist(addr) < 0)
 			pr_warn("cannot blacklist %pS\n", (void *)addr);
-	}
-}
-
-static void blacklist_remove_range(unsigned long start, unsigned long end)
-{
-	struct kprobe_blacklist_entry *ent, *next;
-
-	list_for_each_entry_safe(ent, next, &kprobe_blacklist, list) {
-		if (ent->start_addr < start || ent->start_addr >= end)
-			continue;
-		list_del_rcu(&ent->list);
-		kfree_rcu(ent, rcu);
 	}
 }
 
@@ -1424,6 +1406,18 @@ static void module_mem_gone(struct module *mod, bool init_only)
 			continue;
 		mark_range_gone((unsigned long)mem->base,
 				(unsigned long)mem->base + mem->size);
+	}
+}
+
+static void blacklist_remove_range(unsigned long start, unsigned long end)
+{
+	struct kprobe_blacklist_entry *ent, *next;
+
+	list_for_each_entry_safe(ent, next, &kprobe_blacklist, list) {
+		if (ent->start_addr < start || ent->start_addr >= end)
+			continue;
+		list_del_rcu(&ent->list);
+		kfree_rcu(ent, rcu);
 	}
 }
 

@@ -371,39 +371,6 @@ static void test_kprobes_batch_rollback(struct kunit *test)
 	unregister_kprobe(&a);
 }
 
-/* Many probes at once: each fires, one batch, one removal. */
-static void test_kprobes_many(struct kunit *test)
-{
-#ifdef CONFIG_X86_64
-	void *addrs[] = { kpt_rip_load, kpt_call, kpt_jmp, kpt_ret, kpt_pushpop,
-			  kpt_pushf, kprobe_target, kprobe_target2 };
-	struct kprobe *probes, *kps[ARRAY_SIZE(addrs)];
-	int i;
-
-	probes = kunit_kcalloc(test, ARRAY_SIZE(addrs), sizeof(*probes), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, probes);
-	for (i = 0; i < ARRAY_SIZE(addrs); i++) {
-		init_probe(&probes[i], addrs[i], NULL, 0, count_pre, NULL);
-		kps[i] = &probes[i];
-	}
-	KUNIT_ASSERT_EQ(test, 0, register_kprobes(kps, ARRAY_SIZE(addrs)));
-	kpt_rip_load();
-	kpt_call();
-	kpt_jmp();
-	kpt_ret();
-	kpt_pushpop(1);
-	kpt_pushf();
-	target(rand1);
-	target2(rand1);
-	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), (int)ARRAY_SIZE(addrs));
-	unregister_kprobes(kps, ARRAY_SIZE(addrs));
-	for (i = 0; i < ARRAY_SIZE(addrs); i++)
-		KUNIT_EXPECT_NULL(test, probe_at(addrs[i]));
-#else
-	kunit_skip(test, "x86-64 only");
-#endif
-}
-
 /*
  * A kernel function whose entry is an ftrace site. Only calls from the
  * test's own thread count: other tasks may call it too.
@@ -448,10 +415,11 @@ static void test_kprobe_ftrace_site(struct kunit *test)
 	/* pre_handler: just past a one-byte int3 at the probe. */
 	KUNIT_EXPECT_EQ(test, ftrace_pre_ip, (unsigned long)kp.addr + 1);
 	/* post_handler: just past the probed instruction. */
-	if (kprobe_ftrace(&kp))
-		KUNIT_EXPECT_EQ(test, ftrace_post_ip, (unsigned long)kp.addr + MCOUNT_INSN_SIZE);
-	else
-		KUNIT_EXPECT_GT(test, ftrace_post_ip, (unsigned long)kp.addr);
+#ifdef CONFIG_KPROBES_ON_FTRACE
+	KUNIT_EXPECT_EQ(test, ftrace_post_ip, (unsigned long)kp.addr + MCOUNT_INSN_SIZE);
+#else
+	KUNIT_EXPECT_GT(test, ftrace_post_ip, (unsigned long)kp.addr);
+#endif
 }
 
 static int ftrace_recurse_pre(struct kprobe *p, struct pt_regs *regs)
@@ -554,42 +522,6 @@ static void test_refuse_registered_twice(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
 }
 
-static void test_refuse_mid_instruction(struct kunit *test)
-{
-#ifdef CONFIG_X86_64
-	struct kprobe kp;
-
-	/* Inside "movq kpt_rip_data(%rip), %rax" (7 bytes). */
-	init_probe(&kp, (void *)kpt_rip_load + 1, NULL, 0, count_pre, NULL);
-	KUNIT_EXPECT_EQ(test, -EILSEQ, register_kprobe(&kp));
-	init_probe(&kp, NULL, "kpt_rip_load", 3, count_pre, NULL);
-	KUNIT_EXPECT_EQ(test, -EILSEQ, register_kprobe(&kp));
-	/* Inside the five-byte ftrace site of a kernel function. */
-	if (IS_ENABLED(CONFIG_KPROBES_ON_FTRACE)) {
-		init_probe(&kp, NULL, "ns_to_timespec64", 1, count_pre, NULL);
-		KUNIT_EXPECT_EQ(test, -EILSEQ, register_kprobe(&kp));
-	}
-	/* No breakpoint was left behind. */
-	KUNIT_EXPECT_EQ(test, kpt_rip_load(), kpt_rip_data);
-#else
-	kunit_skip(test, "x86-64 only");
-#endif
-}
-
-static void test_refuse_unsupported_insn(struct kunit *test)
-{
-#ifdef CONFIG_X86_64
-	struct kprobe kp;
-
-	init_probe(&kp, (void *)kpt_unsupported, NULL, 0, count_pre, NULL);
-	KUNIT_EXPECT_EQ(test, -EOPNOTSUPP, register_kprobe(&kp));
-	init_probe(&kp, (void *)kpt_unsupported + 1, NULL, 0, count_pre, NULL);
-	KUNIT_EXPECT_EQ(test, -EOPNOTSUPP, register_kprobe(&kp));
-#else
-	kunit_skip(test, "x86-64 only");
-#endif
-}
-
 /* ---- instruction kinds ----------------------------------------------------------- */
 
 #ifdef CONFIG_X86_64
@@ -622,116 +554,6 @@ static unsigned long call_callind(void)
 }
 #endif
 
-static void test_insn_rip_relative(struct kunit *test)
-{
-#ifdef CONFIG_X86_64
-	check_insn(test, kpt_rip_load, kpt_rip_load, kpt_rip_data);
-#else
-	kunit_skip(test, "x86-64 only");
-#endif
-}
-
-static void test_insn_call(struct kunit *test)
-{
-#ifdef CONFIG_X86_64
-	check_insn(test, kpt_call, kpt_call, 43);
-#else
-	kunit_skip(test, "x86-64 only");
-#endif
-}
-
-static void test_insn_jmp(struct kunit *test)
-{
-#ifdef CONFIG_X86_64
-	check_insn(test, kpt_jmp, kpt_jmp, 2);
-#else
-	kunit_skip(test, "x86-64 only");
-#endif
-}
-
-static void test_insn_ret(struct kunit *test)
-{
-#ifdef CONFIG_X86_64
-	check_insn(test, (void *)kpt_ret + 5, kpt_ret, 7);
-#else
-	kunit_skip(test, "x86-64 only");
-#endif
-}
-
-static void test_insn_push_pop(struct kunit *test)
-{
-#ifdef CONFIG_X86_64
-	check_insn(test, kpt_pushpop, call_pushpop, 42);
-	check_insn(test, (void *)kpt_pushpop + 8, call_pushpop, 42);
-#else
-	kunit_skip(test, "x86-64 only");
-#endif
-}
-
-static void test_insn_indirect_call(struct kunit *test)
-{
-#ifdef CONFIG_X86_64
-	check_insn(test, (void *)kpt_callind + 3, call_callind, 43);
-	kpt_fnptr = kpt_leaf;
-	check_insn(test, kpt_callmem, kpt_callmem, 44);
-#else
-	kunit_skip(test, "x86-64 only");
-#endif
-}
-
-static void test_insn_pushf(struct kunit *test)
-{
-#ifdef CONFIG_X86_64
-	/* The pushed flags must show interrupts as the caller had them. */
-	unsigned long want = kpt_pushf() & X86_EFLAGS_IF;
-	struct kprobe kp;
-
-	init_probe(&kp, kpt_pushf, NULL, 0, count_pre, NULL);
-	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
-	KUNIT_EXPECT_EQ(test, kpt_pushf() & X86_EFLAGS_IF, want);
-	unregister_kprobe(&kp);
-	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
-#else
-	kunit_skip(test, "x86-64 only");
-#endif
-}
-
-static void test_insn_jcc(struct kunit *test)
-{
-#ifdef CONFIG_X86_64
-	struct kprobe kp;
-
-	/* By symbol + offset: the jz after a two-byte test. */
-	init_probe(&kp, NULL, "kpt_jcc", 2, count_pre, count_post);
-	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
-	KUNIT_EXPECT_PTR_EQ(test, (void *)kp.addr, (void *)kpt_jcc + 2);
-	KUNIT_EXPECT_FALSE(test, kp.flags & KPROBE_FLAG_ON_FUNC_ENTRY);
-	KUNIT_EXPECT_EQ(test, kpt_jcc(0), 20UL);	/* taken */
-	KUNIT_EXPECT_EQ(test, kpt_jcc(5), 10UL);	/* not taken */
-	unregister_kprobe(&kp);
-	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
-	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 2);
-#else
-	kunit_skip(test, "x86-64 only");
-#endif
-}
-
-static void test_insn_loop(struct kunit *test)
-{
-#ifdef CONFIG_X86_64
-	struct kprobe kp;
-
-	init_probe(&kp, (void *)kpt_loop + 7, NULL, 0, count_pre, count_post);
-	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
-	KUNIT_EXPECT_EQ(test, kpt_loop(5), 5UL);
-	unregister_kprobe(&kp);
-	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 5);
-	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 5);
-#else
-	kunit_skip(test, "x86-64 only");
-#endif
-}
-
 /* ---- handlers' powers and limits ------------------------------------------------ */
 
 static int redirect_c_pre(struct kprobe *p, struct pt_regs *regs)
@@ -760,22 +582,6 @@ static int redirect_asm_pre(struct kprobe *p, struct pt_regs *regs)
 	return 1;
 }
 #endif
-
-static void test_redirect_breakpoint(struct kunit *test)
-{
-#ifdef CONFIG_X86_64
-	struct kprobe kp;
-
-	init_probe(&kp, kpt_ret, NULL, 0, redirect_asm_pre, count_post);
-	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
-	KUNIT_EXPECT_EQ(test, kpt_ret(), 9UL);
-	unregister_kprobe(&kp);
-	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 0);
-	KUNIT_EXPECT_EQ(test, kpt_ret(), 7UL);
-#else
-	kunit_skip(test, "x86-64 only");
-#endif
-}
 
 static u32 recursion_seen;
 
@@ -817,21 +623,6 @@ static void recurse_asm_post(struct kprobe *p, struct pt_regs *regs, unsigned lo
 }
 #endif
 
-static void test_recursion_missed_breakpoint(struct kunit *test)
-{
-#ifdef CONFIG_X86_64
-	struct kprobe kp;
-
-	init_probe(&kp, kpt_rip_load, NULL, 0, recurse_asm_pre, recurse_asm_post);
-	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
-	KUNIT_EXPECT_EQ(test, kpt_rip_load(), kpt_rip_data);
-	KUNIT_EXPECT_EQ(test, kp.nmissed, 2UL);
-	unregister_kprobe(&kp);
-#else
-	kunit_skip(test, "x86-64 only");
-#endif
-}
-
 /* An address in the kernel half that is not mapped: a vmalloc guard page. */
 static void *unmapped;
 
@@ -866,33 +657,6 @@ static void test_fault_in_handler(struct kunit *test)
 	vfree(area);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
-}
-
-/* The copied instruction faults; its exception-table fixup must still apply. */
-static void test_fault_in_copy(struct kunit *test)
-{
-#ifdef CONFIG_X86_64
-	void *area = make_unmapped(test);
-	unsigned long good = 77;
-	struct kprobe kp;
-
-	init_probe(&kp, (void *)kpt_fault_load + 7, NULL, 0, count_pre, count_post);
-	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
-	KUNIT_EXPECT_EQ(test, kpt_fault_load((unsigned long)&good), 77UL);
-	/* Page fault (unmapped), then general protection (non-canonical). */
-	KUNIT_EXPECT_EQ(test, kpt_fault_load((unsigned long)unmapped), -1UL);
-	KUNIT_EXPECT_EQ(test, kpt_fault_load(0x8000000000000000UL), -1UL);
-	/* The probe state was reset: later hits work normally. */
-	KUNIT_EXPECT_EQ(test, kpt_fault_load((unsigned long)&good), 77UL);
-	KUNIT_EXPECT_NULL(test, kprobe_running());
-	unregister_kprobe(&kp);
-	/* The faulting runs saw the pre_handler but not the post_handler. */
-	vfree(area);
-	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 4);
-	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 2);
-#else
-	kunit_skip(test, "x86-64 only");
-#endif
 }
 
 /* ---- aggregates -------------------------------------------------------------------- */
@@ -930,29 +694,6 @@ static void test_aggregate(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, probe_at((void *)kprobe_target));
 	target(rand1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 3);
-}
-
-static void test_aggregate_breakpoint(struct kunit *test)
-{
-#ifdef CONFIG_X86_64
-	struct kprobe a, b;
-
-	init_probe(&a, kpt_call, NULL, 0, count_pre, count_post);
-	init_probe(&b, kpt_call, NULL, 0, count_pre2, count_post2);
-	KUNIT_ASSERT_EQ(test, 0, register_kprobes((struct kprobe *[]){ &a, &b }, 2));
-	KUNIT_EXPECT_EQ(test, kpt_call(), 43UL);
-	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
-	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
-	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 1);
-	KUNIT_EXPECT_EQ(test, atomic_read(&post2_hits), 1);
-	unregister_kprobe(&b);
-	KUNIT_EXPECT_EQ(test, kpt_call(), 43UL);
-	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
-	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 1);
-	unregister_kprobe(&a);
-#else
-	kunit_skip(test, "x86-64 only");
-#endif
 }
 
 static bool hammer_stop;
@@ -1023,50 +764,6 @@ static void test_disable_enable(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, -EINVAL, disable_kprobe(&kp));
 }
 
-static void test_register_disabled(struct kunit *test)
-{
-#ifdef CONFIG_X86_64
-	struct kprobe kp;
-
-	init_probe(&kp, kpt_ret, NULL, 0, count_pre, NULL);
-	kp.flags = KPROBE_FLAG_DISABLED;
-	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
-	KUNIT_EXPECT_EQ(test, kpt_ret(), 7UL);
-	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 0);
-	KUNIT_EXPECT_EQ(test, 0, enable_kprobe(&kp));
-	KUNIT_EXPECT_EQ(test, kpt_ret(), 7UL);
-	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
-	unregister_kprobe(&kp);
-#else
-	kunit_skip(test, "x86-64 only");
-#endif
-}
-
-static void test_disable_aggregate_member(struct kunit *test)
-{
-#ifdef CONFIG_X86_64
-	struct kprobe a, b;
-
-	init_probe(&a, kpt_jmp, NULL, 0, count_pre, NULL);
-	init_probe(&b, kpt_jmp, NULL, 0, count_pre2, NULL);
-	KUNIT_ASSERT_EQ(test, 0, register_kprobes((struct kprobe *[]){ &a, &b }, 2));
-	KUNIT_EXPECT_EQ(test, 0, disable_kprobe(&a));
-	KUNIT_EXPECT_EQ(test, kpt_jmp(), 2UL);
-	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 0);
-	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 1);
-	KUNIT_EXPECT_EQ(test, 0, disable_kprobe(&b));
-	KUNIT_EXPECT_EQ(test, kpt_jmp(), 2UL);
-	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 1);
-	KUNIT_EXPECT_EQ(test, 0, enable_kprobe(&a));
-	KUNIT_EXPECT_EQ(test, kpt_jmp(), 2UL);
-	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
-	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 1);
-	unregister_kprobes((struct kprobe *[]){ &a, &b }, 2);
-#else
-	kunit_skip(test, "x86-64 only");
-#endif
-}
-
 /* ---- kretprobes --------------------------------------------------------------------- */
 
 #ifdef CONFIG_KRETPROBES
@@ -1120,30 +817,6 @@ static void init_rp(struct kretprobe *rp, const char *sym, kretprobe_handler_t e
 }
 #endif
 
-static void test_kretprobe_basic(struct kunit *test)
-{
-#ifdef CONFIG_KRETPROBES
-	struct kretprobe rp;
-
-	atomic_set(&ret_hits, 0);
-	atomic_set(&entry_hits, 0);
-	init_rp(&rp, "kprobe_target", entry_stamp, return_check, sizeof(struct stamp), 0);
-	KUNIT_ASSERT_EQ(test, 0, register_kretprobe(&rp));
-	KUNIT_EXPECT_GT(test, rp.maxactive, 0);
-	KUNIT_EXPECT_EQ(test, target(rand1), rand1 / DIV_FACTOR);
-	KUNIT_EXPECT_EQ(test, target(rand1 + 3), (rand1 + 3) / DIV_FACTOR);
-	unregister_kretprobe(&rp);
-	KUNIT_EXPECT_EQ(test, atomic_read(&entry_hits), 2);
-	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 2);
-	KUNIT_EXPECT_EQ(test, last_retval, (unsigned long)(rand1 + 3) / DIV_FACTOR);
-	KUNIT_EXPECT_EQ(test, rp.nmissed, 0);
-	target(rand1);
-	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 2);
-#else
-	kunit_skip(test, "no kretprobes");
-#endif
-}
-
 #ifdef CONFIG_KRETPROBES
 static int entry_refuse(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
@@ -1151,48 +824,6 @@ static int entry_refuse(struct kretprobe_instance *ri, struct pt_regs *regs)
 	return 1;
 }
 #endif
-
-static void test_kretprobe_entry_skip(struct kunit *test)
-{
-#ifdef CONFIG_KRETPROBES
-	struct kretprobe rp;
-
-	atomic_set(&ret_hits, 0);
-	atomic_set(&entry_hits, 0);
-	init_rp(&rp, "kprobe_target2", entry_refuse, return_count, 0, 2);
-	KUNIT_ASSERT_EQ(test, 0, register_kretprobe(&rp));
-	/* More calls than instances: a skipped call gives its instance back. */
-	target2(rand1);
-	target2(rand1);
-	target2(rand1);
-	unregister_kretprobe(&rp);
-	KUNIT_EXPECT_EQ(test, atomic_read(&entry_hits), 3);
-	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 0);
-	KUNIT_EXPECT_EQ(test, rp.nmissed, 0);
-#else
-	kunit_skip(test, "no kretprobes");
-#endif
-}
-
-static void test_kretprobes_batch(struct kunit *test)
-{
-#ifdef CONFIG_KRETPROBES
-	struct kretprobe a, b;
-
-	atomic_set(&ret_hits, 0);
-	init_rp(&a, "kprobe_target", NULL, return_count, 0, 0);
-	init_rp(&b, "kprobe_target2", NULL, return_count, 0, 0);
-	KUNIT_ASSERT_EQ(test, 0, register_kretprobes((struct kretprobe *[]){ &a, &b }, 2));
-	target(rand1);
-	KUNIT_EXPECT_EQ(test, last_retval, (unsigned long)rand1 / DIV_FACTOR);
-	target2(rand1);
-	KUNIT_EXPECT_EQ(test, last_retval, (unsigned long)rand1 / DIV_FACTOR + 1);
-	unregister_kretprobes((struct kretprobe *[]){ &a, &b }, 2);
-	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 2);
-#else
-	kunit_skip(test, "no kretprobes");
-#endif
-}
 
 #ifdef CONFIG_KRETPROBES
 static u32 (*nest_target)(u32);
@@ -1205,76 +836,6 @@ static noinline u32 kretprobe_nest_target(u32 depth)
 	return 100;
 }
 #endif
-
-/* Recursive calls each get their own instance while the pool lasts. */
-static void test_kretprobe_maxactive(struct kunit *test)
-{
-#ifdef CONFIG_KRETPROBES
-	struct kretprobe rp;
-
-	atomic_set(&ret_hits, 0);
-	init_rp(&rp, "kretprobe_nest_target", NULL, return_count, 0, 2);
-	KUNIT_ASSERT_EQ(test, 0, register_kretprobe(&rp));
-	/* Five nested calls, two instances: three calls go untracked. */
-	KUNIT_EXPECT_EQ(test, nest_target(4), 104U);
-	KUNIT_EXPECT_EQ(test, rp.nmissed, 3);
-	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 2);
-	/* The outermost tracked call returns last. */
-	KUNIT_EXPECT_EQ(test, last_retval, 104UL);
-	unregister_kretprobe(&rp);
-#else
-	kunit_skip(test, "no kretprobes");
-#endif
-}
-
-static void test_kretprobe_refusals(struct kunit *test)
-{
-#ifdef CONFIG_KRETPROBES
-	struct kretprobe rp;
-
-	/* Not a function entry. */
-	init_rp(&rp, "kprobe_target", NULL, return_count, 0, 0);
-	rp.kp.offset = 4;
-	KUNIT_EXPECT_EQ(test, -EINVAL, register_kretprobe(&rp));
-	/* Too much private data. */
-	init_rp(&rp, "kprobe_target", NULL, return_count, KRETPROBE_MAX_DATA_SIZE + 1, 0);
-	KUNIT_EXPECT_EQ(test, -E2BIG, register_kretprobe(&rp));
-	/* Unknown symbol. */
-	init_rp(&rp, "no_such_symbol_for_kprobes", NULL, return_count, 0, 0);
-	KUNIT_EXPECT_EQ(test, -ENOENT, register_kretprobe(&rp));
-	/* A function that returns in another task. */
-	init_rp(&rp, "__switch_to", NULL, return_count, 0, 0);
-	KUNIT_EXPECT_EQ(test, -EINVAL, register_kretprobe(&rp));
-	KUNIT_EXPECT_EQ(test, -EINVAL, register_kretprobes(NULL, 1));
-#else
-	kunit_skip(test, "no kretprobes");
-#endif
-}
-
-/* A kprobe and a kretprobe on the same entry share the site. */
-static void test_kretprobe_with_kprobe(struct kunit *test)
-{
-#ifdef CONFIG_KRETPROBES
-	struct kretprobe rp;
-	struct kprobe kp;
-
-	atomic_set(&ret_hits, 0);
-	init_rp(&rp, "kprobe_target", NULL, return_count, 0, 0);
-	init_probe(&kp, NULL, "kprobe_target", 0, count_pre, count_post);
-	KUNIT_ASSERT_EQ(test, 0, register_kretprobe(&rp));
-	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
-	KUNIT_EXPECT_EQ(test, target(rand1), rand1 / DIV_FACTOR);
-	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
-	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
-	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 1);
-	unregister_kprobe(&kp);
-	target(rand1);
-	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 2);
-	unregister_kretprobe(&rp);
-#else
-	kunit_skip(test, "no kretprobes");
-#endif
-}
 
 #ifdef CONFIG_KRETPROBES
 static DECLARE_COMPLETION(sleeper_entered);
@@ -1299,10 +860,360 @@ static int sleeper_thread(void *data)
 }
 #endif
 
+/* ---- x86-64: the breakpoint path on known instructions ------------------ */
+
+#ifdef CONFIG_X86_64
+/* Many probes at once: each fires, one batch, one removal. */
+static void test_kprobes_many(struct kunit *test)
+{
+	void *addrs[] = { kpt_rip_load, kpt_call, kpt_jmp, kpt_ret, kpt_pushpop,
+			  kpt_pushf, kprobe_target, kprobe_target2 };
+	struct kprobe *probes, *kps[ARRAY_SIZE(addrs)];
+	int i;
+
+	probes = kunit_kcalloc(test, ARRAY_SIZE(addrs), sizeof(*probes), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, probes);
+	for (i = 0; i < ARRAY_SIZE(addrs); i++) {
+		init_probe(&probes[i], addrs[i], NULL, 0, count_pre, NULL);
+		kps[i] = &probes[i];
+	}
+	KUNIT_ASSERT_EQ(test, 0, register_kprobes(kps, ARRAY_SIZE(addrs)));
+	kpt_rip_load();
+	kpt_call();
+	kpt_jmp();
+	kpt_ret();
+	kpt_pushpop(1);
+	kpt_pushf();
+	target(rand1);
+	target2(rand1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), (int)ARRAY_SIZE(addrs));
+	unregister_kprobes(kps, ARRAY_SIZE(addrs));
+	for (i = 0; i < ARRAY_SIZE(addrs); i++)
+		KUNIT_EXPECT_NULL(test, probe_at(addrs[i]));
+}
+
+static void test_refuse_mid_instruction(struct kunit *test)
+{
+	struct kprobe kp;
+
+	/* Inside "movq kpt_rip_data(%rip), %rax" (7 bytes). */
+	init_probe(&kp, (void *)kpt_rip_load + 1, NULL, 0, count_pre, NULL);
+	KUNIT_EXPECT_EQ(test, -EILSEQ, register_kprobe(&kp));
+	init_probe(&kp, NULL, "kpt_rip_load", 3, count_pre, NULL);
+	KUNIT_EXPECT_EQ(test, -EILSEQ, register_kprobe(&kp));
+	/* Inside the five-byte ftrace site of a kernel function. */
+	if (IS_ENABLED(CONFIG_KPROBES_ON_FTRACE)) {
+		init_probe(&kp, NULL, "ns_to_timespec64", 1, count_pre, NULL);
+		KUNIT_EXPECT_EQ(test, -EILSEQ, register_kprobe(&kp));
+	}
+	/* No breakpoint was left behind. */
+	KUNIT_EXPECT_EQ(test, kpt_rip_load(), kpt_rip_data);
+}
+
+static void test_refuse_unsupported_insn(struct kunit *test)
+{
+	struct kprobe kp;
+
+	init_probe(&kp, (void *)kpt_unsupported, NULL, 0, count_pre, NULL);
+	KUNIT_EXPECT_EQ(test, -EOPNOTSUPP, register_kprobe(&kp));
+	init_probe(&kp, (void *)kpt_unsupported + 1, NULL, 0, count_pre, NULL);
+	KUNIT_EXPECT_EQ(test, -EOPNOTSUPP, register_kprobe(&kp));
+}
+
+static void test_insn_rip_relative(struct kunit *test)
+{
+	check_insn(test, kpt_rip_load, kpt_rip_load, kpt_rip_data);
+}
+
+static void test_insn_call(struct kunit *test)
+{
+	check_insn(test, kpt_call, kpt_call, 43);
+}
+
+static void test_insn_jmp(struct kunit *test)
+{
+	check_insn(test, kpt_jmp, kpt_jmp, 2);
+}
+
+static void test_insn_ret(struct kunit *test)
+{
+	check_insn(test, (void *)kpt_ret + 5, kpt_ret, 7);
+}
+
+static void test_insn_push_pop(struct kunit *test)
+{
+	check_insn(test, kpt_pushpop, call_pushpop, 42);
+	check_insn(test, (void *)kpt_pushpop + 8, call_pushpop, 42);
+}
+
+static void test_insn_indirect_call(struct kunit *test)
+{
+	check_insn(test, (void *)kpt_callind + 3, call_callind, 43);
+	kpt_fnptr = kpt_leaf;
+	check_insn(test, kpt_callmem, kpt_callmem, 44);
+}
+
+static void test_insn_pushf(struct kunit *test)
+{
+	/* The pushed flags must show interrupts as the caller had them. */
+	unsigned long want = kpt_pushf() & X86_EFLAGS_IF;
+	struct kprobe kp;
+
+	init_probe(&kp, kpt_pushf, NULL, 0, count_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, kpt_pushf() & X86_EFLAGS_IF, want);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+}
+
+static void test_insn_jcc(struct kunit *test)
+{
+	struct kprobe kp;
+
+	/* By symbol + offset: the jz after a two-byte test. */
+	init_probe(&kp, NULL, "kpt_jcc", 2, count_pre, count_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_PTR_EQ(test, (void *)kp.addr, (void *)kpt_jcc + 2);
+	KUNIT_EXPECT_FALSE(test, kp.flags & KPROBE_FLAG_ON_FUNC_ENTRY);
+	KUNIT_EXPECT_EQ(test, kpt_jcc(0), 20UL);	/* taken */
+	KUNIT_EXPECT_EQ(test, kpt_jcc(5), 10UL);	/* not taken */
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 2);
+}
+
+static void test_insn_loop(struct kunit *test)
+{
+	struct kprobe kp;
+
+	init_probe(&kp, (void *)kpt_loop + 7, NULL, 0, count_pre, count_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, kpt_loop(5), 5UL);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 5);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 5);
+}
+
+static void test_redirect_breakpoint(struct kunit *test)
+{
+	struct kprobe kp;
+
+	init_probe(&kp, kpt_ret, NULL, 0, redirect_asm_pre, count_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, kpt_ret(), 9UL);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 0);
+	KUNIT_EXPECT_EQ(test, kpt_ret(), 7UL);
+}
+
+static void test_recursion_missed_breakpoint(struct kunit *test)
+{
+	struct kprobe kp;
+
+	init_probe(&kp, kpt_rip_load, NULL, 0, recurse_asm_pre, recurse_asm_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, kpt_rip_load(), kpt_rip_data);
+	KUNIT_EXPECT_EQ(test, kp.nmissed, 2UL);
+	unregister_kprobe(&kp);
+}
+
+/* The copied instruction faults; its exception-table fixup must still apply. */
+static void test_fault_in_copy(struct kunit *test)
+{
+	void *area = make_unmapped(test);
+	unsigned long good = 77;
+	struct kprobe kp;
+
+	init_probe(&kp, (void *)kpt_fault_load + 7, NULL, 0, count_pre, count_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, kpt_fault_load((unsigned long)&good), 77UL);
+	/* Page fault (unmapped), then general protection (non-canonical). */
+	KUNIT_EXPECT_EQ(test, kpt_fault_load((unsigned long)unmapped), -1UL);
+	KUNIT_EXPECT_EQ(test, kpt_fault_load(0x8000000000000000UL), -1UL);
+	/* The probe state was reset: later hits work normally. */
+	KUNIT_EXPECT_EQ(test, kpt_fault_load((unsigned long)&good), 77UL);
+	KUNIT_EXPECT_NULL(test, kprobe_running());
+	unregister_kprobe(&kp);
+	/* The faulting runs saw the pre_handler but not the post_handler. */
+	vfree(area);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 4);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 2);
+}
+
+static void test_aggregate_breakpoint(struct kunit *test)
+{
+	struct kprobe a, b;
+
+	init_probe(&a, kpt_call, NULL, 0, count_pre, count_post);
+	init_probe(&b, kpt_call, NULL, 0, count_pre2, count_post2);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobes((struct kprobe *[]){ &a, &b }, 2));
+	KUNIT_EXPECT_EQ(test, kpt_call(), 43UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post2_hits), 1);
+	unregister_kprobe(&b);
+	KUNIT_EXPECT_EQ(test, kpt_call(), 43UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 1);
+	unregister_kprobe(&a);
+}
+
+static void test_register_disabled(struct kunit *test)
+{
+	struct kprobe kp;
+
+	init_probe(&kp, kpt_ret, NULL, 0, count_pre, NULL);
+	kp.flags = KPROBE_FLAG_DISABLED;
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, kpt_ret(), 7UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 0);
+	KUNIT_EXPECT_EQ(test, 0, enable_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, kpt_ret(), 7UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	unregister_kprobe(&kp);
+}
+
+static void test_disable_aggregate_member(struct kunit *test)
+{
+	struct kprobe a, b;
+
+	init_probe(&a, kpt_jmp, NULL, 0, count_pre, NULL);
+	init_probe(&b, kpt_jmp, NULL, 0, count_pre2, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobes((struct kprobe *[]){ &a, &b }, 2));
+	KUNIT_EXPECT_EQ(test, 0, disable_kprobe(&a));
+	KUNIT_EXPECT_EQ(test, kpt_jmp(), 2UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 1);
+	KUNIT_EXPECT_EQ(test, 0, disable_kprobe(&b));
+	KUNIT_EXPECT_EQ(test, kpt_jmp(), 2UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 1);
+	KUNIT_EXPECT_EQ(test, 0, enable_kprobe(&a));
+	KUNIT_EXPECT_EQ(test, kpt_jmp(), 2UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 1);
+	unregister_kprobes((struct kprobe *[]){ &a, &b }, 2);
+}
+#endif /* CONFIG_X86_64 */
+
+/* ---- kretprobes, continued ------------------------------------------------ */
+
+#ifdef CONFIG_KRETPROBES
+static void test_kretprobe_basic(struct kunit *test)
+{
+	struct kretprobe rp;
+
+	atomic_set(&ret_hits, 0);
+	atomic_set(&entry_hits, 0);
+	init_rp(&rp, "kprobe_target", entry_stamp, return_check, sizeof(struct stamp), 0);
+	KUNIT_ASSERT_EQ(test, 0, register_kretprobe(&rp));
+	KUNIT_EXPECT_GT(test, rp.maxactive, 0);
+	KUNIT_EXPECT_EQ(test, target(rand1), rand1 / DIV_FACTOR);
+	KUNIT_EXPECT_EQ(test, target(rand1 + 3), (rand1 + 3) / DIV_FACTOR);
+	unregister_kretprobe(&rp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&entry_hits), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 2);
+	KUNIT_EXPECT_EQ(test, last_retval, (unsigned long)(rand1 + 3) / DIV_FACTOR);
+	KUNIT_EXPECT_EQ(test, rp.nmissed, 0);
+	target(rand1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 2);
+}
+
+static void test_kretprobe_entry_skip(struct kunit *test)
+{
+	struct kretprobe rp;
+
+	atomic_set(&ret_hits, 0);
+	atomic_set(&entry_hits, 0);
+	init_rp(&rp, "kprobe_target2", entry_refuse, return_count, 0, 2);
+	KUNIT_ASSERT_EQ(test, 0, register_kretprobe(&rp));
+	/* More calls than instances: a skipped call gives its instance back. */
+	target2(rand1);
+	target2(rand1);
+	target2(rand1);
+	unregister_kretprobe(&rp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&entry_hits), 3);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 0);
+	KUNIT_EXPECT_EQ(test, rp.nmissed, 0);
+}
+
+static void test_kretprobes_batch(struct kunit *test)
+{
+	struct kretprobe a, b;
+
+	atomic_set(&ret_hits, 0);
+	init_rp(&a, "kprobe_target", NULL, return_count, 0, 0);
+	init_rp(&b, "kprobe_target2", NULL, return_count, 0, 0);
+	KUNIT_ASSERT_EQ(test, 0, register_kretprobes((struct kretprobe *[]){ &a, &b }, 2));
+	target(rand1);
+	KUNIT_EXPECT_EQ(test, last_retval, (unsigned long)rand1 / DIV_FACTOR);
+	target2(rand1);
+	KUNIT_EXPECT_EQ(test, last_retval, (unsigned long)rand1 / DIV_FACTOR + 1);
+	unregister_kretprobes((struct kretprobe *[]){ &a, &b }, 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 2);
+}
+
+/* Recursive calls each get their own instance while the pool lasts. */
+static void test_kretprobe_maxactive(struct kunit *test)
+{
+	struct kretprobe rp;
+
+	atomic_set(&ret_hits, 0);
+	init_rp(&rp, "kretprobe_nest_target", NULL, return_count, 0, 2);
+	KUNIT_ASSERT_EQ(test, 0, register_kretprobe(&rp));
+	/* Five nested calls, two instances: three calls go untracked. */
+	KUNIT_EXPECT_EQ(test, nest_target(4), 104U);
+	KUNIT_EXPECT_EQ(test, rp.nmissed, 3);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 2);
+	/* The outermost tracked call returns last. */
+	KUNIT_EXPECT_EQ(test, last_retval, 104UL);
+	unregister_kretprobe(&rp);
+}
+
+static void test_kretprobe_refusals(struct kunit *test)
+{
+	struct kretprobe rp;
+
+	/* Not a function entry. */
+	init_rp(&rp, "kprobe_target", NULL, return_count, 0, 0);
+	rp.kp.offset = 4;
+	KUNIT_EXPECT_EQ(test, -EINVAL, register_kretprobe(&rp));
+	/* Too much private data. */
+	init_rp(&rp, "kprobe_target", NULL, return_count, KRETPROBE_MAX_DATA_SIZE + 1, 0);
+	KUNIT_EXPECT_EQ(test, -E2BIG, register_kretprobe(&rp));
+	/* Unknown symbol. */
+	init_rp(&rp, "no_such_symbol_for_kprobes", NULL, return_count, 0, 0);
+	KUNIT_EXPECT_EQ(test, -ENOENT, register_kretprobe(&rp));
+	/* A function that returns in another task. */
+	init_rp(&rp, "__switch_to", NULL, return_count, 0, 0);
+	KUNIT_EXPECT_EQ(test, -EINVAL, register_kretprobe(&rp));
+	KUNIT_EXPECT_EQ(test, -EINVAL, register_kretprobes(NULL, 1));
+}
+
+/* A kprobe and a kretprobe on the same entry share the site. */
+static void test_kretprobe_with_kprobe(struct kunit *test)
+{
+	struct kretprobe rp;
+	struct kprobe kp;
+
+	atomic_set(&ret_hits, 0);
+	init_rp(&rp, "kprobe_target", NULL, return_count, 0, 0);
+	init_probe(&kp, NULL, "kprobe_target", 0, count_pre, count_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kretprobe(&rp));
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, target(rand1), rand1 / DIV_FACTOR);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 1);
+	unregister_kprobe(&kp);
+	target(rand1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 2);
+	unregister_kretprobe(&rp);
+}
+
 /* Unregistering while a call is in flight: the call still returns home. */
 static void test_kretprobe_unregister_in_flight(struct kunit *test)
 {
-#ifdef CONFIG_KRETPROBES
 	struct task_struct *t;
 	struct kretprobe rp;
 
@@ -1322,10 +1233,8 @@ static void test_kretprobe_unregister_in_flight(struct kunit *test)
 	kthread_stop(t);
 	KUNIT_EXPECT_EQ(test, atomic_read(&sleeper_result), 42);
 	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 0);
-#else
-	kunit_skip(test, "no kretprobes");
-#endif
 }
+#endif /* CONFIG_KRETPROBES */
 
 #if defined(CONFIG_KRETPROBES) && defined(CONFIG_ARCH_CORRECT_STACKTRACE_ON_KRETPROBE)
 static unsigned long driver_ret_addr, expected_ret_addr;
@@ -1443,13 +1352,20 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_kprobe_by_addr),
 	KUNIT_CASE(test_kprobes_batch),
 	KUNIT_CASE(test_kprobes_batch_rollback),
-	KUNIT_CASE(test_kprobes_many),
 	KUNIT_CASE(test_kprobe_ftrace_site),
 	KUNIT_CASE(test_recursion_missed_ftrace),
 	KUNIT_CASE(test_refuse_bad_arguments),
 	KUNIT_CASE(test_refuse_not_text),
 	KUNIT_CASE(test_refuse_blacklisted),
 	KUNIT_CASE(test_refuse_registered_twice),
+	KUNIT_CASE(test_redirect_pre_handler),
+	KUNIT_CASE(test_recursion_missed),
+	KUNIT_CASE(test_fault_in_handler),
+	KUNIT_CASE(test_aggregate),
+	KUNIT_CASE(test_aggregate_under_hits),
+	KUNIT_CASE(test_disable_enable),
+#ifdef CONFIG_X86_64
+	KUNIT_CASE(test_kprobes_many),
 	KUNIT_CASE(test_refuse_mid_instruction),
 	KUNIT_CASE(test_refuse_unsupported_insn),
 	KUNIT_CASE(test_insn_rip_relative),
@@ -1461,18 +1377,14 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_insn_pushf),
 	KUNIT_CASE(test_insn_jcc),
 	KUNIT_CASE(test_insn_loop),
-	KUNIT_CASE(test_redirect_pre_handler),
 	KUNIT_CASE(test_redirect_breakpoint),
-	KUNIT_CASE(test_recursion_missed),
 	KUNIT_CASE(test_recursion_missed_breakpoint),
-	KUNIT_CASE(test_fault_in_handler),
 	KUNIT_CASE(test_fault_in_copy),
-	KUNIT_CASE(test_aggregate),
 	KUNIT_CASE(test_aggregate_breakpoint),
-	KUNIT_CASE(test_aggregate_under_hits),
-	KUNIT_CASE(test_disable_enable),
 	KUNIT_CASE(test_register_disabled),
 	KUNIT_CASE(test_disable_aggregate_member),
+#endif
+#ifdef CONFIG_KRETPROBES
 	KUNIT_CASE(test_kretprobe_basic),
 	KUNIT_CASE(test_kretprobe_entry_skip),
 	KUNIT_CASE(test_kretprobes_batch),
@@ -1480,6 +1392,7 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_kretprobe_refusals),
 	KUNIT_CASE(test_kretprobe_with_kprobe),
 	KUNIT_CASE(test_kretprobe_unregister_in_flight),
+#endif
 	KUNIT_CASE(test_kretprobe_stacktrace),
 	{}
 };

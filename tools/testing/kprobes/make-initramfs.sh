@@ -9,7 +9,8 @@ out=$repo/.build/initramfs.cpio.gz
 root=$repo/.build/initramfs
 t=$repo/tools/testing/kprobes
 mods=("$obj/lib/test_kprobes.ko" "$obj/samples/kprobes/kprobe_example.ko"
-      "$obj/samples/kprobes/kretprobe_example.ko" "$t/modules/kprobe_target.ko")
+      "$obj/samples/kprobes/kretprobe_example.ko" "$t/modules/kprobe_target.ko"
+      "$repo/.build/upstream-kunit/test_kprobes_upstream.ko")
 # --bare: busybox and the scripts only, for kernels without modules.
 if [ "${1:-}" = --bare ]; then
 	out=$repo/.build/initramfs-bare.cpio.gz
