@@ -4,7 +4,9 @@
 # place of the tree's, boot it under QEMU and test it.
 #
 #   make demo      build, boot, run the samples and show their output
-#   make test      build, boot, run every test; ends with 'N passed, N failed'
+#   make test      build both test configurations, boot each, run every test;
+#                  ends with 'N passed, N failed'
+#   make test-main, make test-alt   one configuration only
 #   make shell     build, boot to a shell in the guest
 #   make patches   write the patch series to out/patches/
 #   make check     checkpatch --strict and kernel-doc on our files
@@ -26,7 +28,7 @@ KMAKE = $(MAKE) -s -C $(SRC) O=$(OBJ) CC="ccache gcc" -j$(JOBS)
 FRAGMENTS ?= $(T)/kprobes.config
 
 .PHONY: all deps tree kernel initramfs test demo shell patches check clean distclean \
-	test-alt
+	test-alt test-main alt-kernel
 
 # A second configuration: PREEMPT, no modules, no function tracer (so no
 # kprobes on ftrace), the KUnit suite built in.
@@ -52,19 +54,30 @@ kernel: tree
 initramfs: kernel
 	@$(T)/make-initramfs.sh
 
-test: initramfs
-	@echo "  QEMU    test run, console in .build/console-test.log"
+# Both configurations, one summary.
+test: initramfs alt-kernel
+	@echo "  QEMU    main config, console in .build/console-test.log"
 	@$(T)/run-guest.sh test $(BUILD)/console-test.log 1500
-	@python3 $(T)/ktap-summary.py $(BUILD)/console-test.log
+	@echo "  QEMU    alt config, console in .build/console-alt.log"
+	@$(ALT_RUN)
+	@python3 $(T)/ktap-summary.py $(BUILD)/console-test.log:main $(BUILD)/console-alt.log:alt
 
-test-alt: tree
+test-main: initramfs
+	@$(T)/run-guest.sh test $(BUILD)/console-test.log 1500
+	@python3 $(T)/ktap-summary.py $(BUILD)/console-test.log:main
+
+ALT_RUN = KERNEL=$(OBJ_ALT)/arch/x86/boot/bzImage INITRD=$(BUILD)/initramfs-bare.cpio.gz \
+	$(T)/run-guest.sh kunit $(BUILD)/console-alt.log 900
+
+alt-kernel: tree
 	@$(T)/config.sh $(SRC) $(OBJ_ALT) $(ALT_FRAGMENTS)
-	@echo "  KERNEL  alternative config (PREEMPT, no MODULES, no FUNCTION_TRACER)"
+	@echo "  KERNEL  alt config (PREEMPT, no MODULES, no FUNCTION_TRACER)"
 	@$(MAKE) -s -C $(SRC) O=$(OBJ_ALT) CC="ccache gcc" -j$(JOBS) bzImage
 	@$(T)/make-initramfs.sh --bare
-	@KERNEL=$(OBJ_ALT)/arch/x86/boot/bzImage INITRD=$(BUILD)/initramfs-bare.cpio.gz \
-		$(T)/run-guest.sh kunit $(BUILD)/console-alt.log 900
-	@python3 $(T)/ktap-summary.py $(BUILD)/console-alt.log
+
+test-alt: alt-kernel
+	@$(ALT_RUN)
+	@python3 $(T)/ktap-summary.py $(BUILD)/console-alt.log:alt
 
 demo: initramfs
 	@$(T)/run-guest.sh demo $(BUILD)/console-demo.log 600

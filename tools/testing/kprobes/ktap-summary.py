@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Summarize a guest console log: print every leaf test result found in
-its KTAP output (KUnit suites and the shell selftests), flag kernel
+"""Summarize guest console logs: print every leaf test result found in
+their KTAP output (KUnit suites and the shell selftests), flag kernel
 warnings, and end with 'N passed, N failed'. Exit 1 on any failure, on
-a bad console, on no tests at all, or when the guest never finished."""
+a bad console, on no tests at all, or when a guest never finished.
+
+usage: ktap-summary.py LOG[:LABEL] ..."""
 
 import re
 import sys
@@ -19,7 +21,8 @@ BAD = re.compile(r'(Oops|BUG:|WARNING:|kernel BUG|general protection fault|'
 DONE = 'KPROBES-GUEST-DONE'
 
 
-def main(path):
+def summarize(path, label):
+    """Print one log's results; return (passed, failed, skipped, ok)."""
     lines = [PRINTK_TIME.sub('', l.rstrip('\r\n').replace('\r', ''))
              for l in open(path, errors='replace')]
     passed = failed = skipped = 0
@@ -44,6 +47,8 @@ def main(path):
         name = m.group(4)
         prefix = subtest.get(indent)
         full = f'{prefix}.{name}' if prefix else name
+        if label:
+            full = f'{label}: {full}'
         directive = (m.group(6) or '').upper()
         if directive == 'SKIP':
             skipped += 1
@@ -57,22 +62,34 @@ def main(path):
     ok = True
     if bad:
         ok = False
-        print('\nThe guest console shows kernel warnings:')
+        print(f'\n{path}: the guest console shows kernel warnings:')
         for line in bad[:40]:
             print('  ' + line)
     if not any(DONE in l for l in lines):
         ok = False
-        print(f'\nThe guest did not finish (no {DONE}): crash or hang.')
+        print(f'\n{path}: the guest did not finish (no {DONE}): crash or hang.')
     if passed + failed == 0:
         ok = False
-        print('\nNo test results found.')
+        print(f'\n{path}: no test results found.')
     if not ok or failed:
-        print(f'\nConsole log: {path}')
+        print(f'Console log: {path}\n')
+    return passed, failed, skipped, ok
+
+
+def main(args):
+    passed = failed = skipped = 0
+    for arg in args:
+        path, _, label = arg.partition(':')
+        p, f, s, ok = summarize(path, label)
+        passed += p
+        skipped += s
+        # A bad console counts as one more failure.
+        failed += f + (0 if ok else 1)
     if skipped:
         print(f'({skipped} skipped, counted as neither passed nor failed)')
-    print(f'{passed} passed, {failed + (0 if ok else 1)} failed')
-    return 0 if ok and not failed else 1
+    print(f'{passed} passed, {failed} failed')
+    return 0 if not failed else 1
 
 
 if __name__ == '__main__':
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(sys.argv[1:]))
