@@ -42,6 +42,7 @@ struct arch_specific_insn {
 
 struct kprobe;
 struct pt_regs;
+struct task_struct;
 struct kretprobe;
 struct kretprobe_instance;
 typedef int (*kprobe_pre_handler_t) (struct kprobe *, struct pt_regs *);
@@ -250,7 +251,7 @@ int kprobe_add_area_blacklist(unsigned long start, unsigned long end);
 struct kprobe_insn_cache {
 	struct mutex mutex;
 	void *(*alloc)(void);
-	void (*free)(void *);
+	void (*free)(void *page);
 	const char *sym;
 	struct list_head pages;
 	size_t insn_size;
@@ -308,7 +309,6 @@ struct optimized_kprobe {
 	struct arch_optimized_insn optinsn;
 };
 
-int arch_prepared_optinsn(struct arch_optimized_insn *optinsn);
 int arch_check_optimized_kprobe(struct optimized_kprobe *op);
 int arch_prepare_optimized_kprobe(struct optimized_kprobe *op,
 				  struct kprobe *orig);
@@ -380,7 +380,9 @@ int register_kretprobes(struct kretprobe **rps, int num);
 void unregister_kretprobes(struct kretprobe **rps, int num);
 
 /* With rethook, the rethook core reclaims a dying task's instances. */
-#define kprobe_flush_task(tk)	do {} while (0)
+static inline void kprobe_flush_task(struct task_struct *tk)
+{
+}
 
 void kprobe_free_init_mem(void);
 

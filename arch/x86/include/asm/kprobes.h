@@ -72,16 +72,14 @@ struct arch_specific_insn {
 	s32 disp;
 };
 
-/* Optimized probes are not implemented yet: no detour buffer. */
+/*
+ * The detour buffer of an optimized probe. Optimization is not
+ * implemented yet; struct optimized_kprobe needs the type.
+ */
 struct arch_optimized_insn {
 	kprobe_opcode_t *insn;
 	size_t size;
 };
-
-static inline int arch_prepared_optinsn(struct arch_optimized_insn *optinsn)
-{
-	return optinsn->size;
-}
 
 /* Enough to restore the outer hit when a probe is hit inside another. */
 struct prev_kprobe {

@@ -45,15 +45,15 @@ NOKPROBE_SYMBOL(ftrace_site_hit);
 void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 			   struct ftrace_ops *ops, struct ftrace_regs *fregs)
 {
-	int bit;
+	int bit = -1;
 
-	if (unlikely(kprobe_ftrace_disabled))
-		return;
-	bit = ftrace_test_recursion_trylock(ip, parent_ip);
-	if (bit < 0)
-		return;
-	ftrace_site_hit(ip, ftrace_get_regs(fregs));
-	ftrace_test_recursion_unlock(bit);
+	/* Ftrace's recursion guard: a nested call of ours is dropped. */
+	if (likely(!kprobe_ftrace_disabled))
+		bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	if (bit >= 0) {
+		ftrace_site_hit(ip, ftrace_get_regs(fregs));
+		ftrace_test_recursion_unlock(bit);
+	}
 }
 NOKPROBE_SYMBOL(kprobe_ftrace_handler);
 
