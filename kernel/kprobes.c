@@ -76,7 +76,7 @@
 #include <asm/sections.h>
 
 #define KPROBE_HASH_BITS 12
-#define KPROBE_TABLE_SIZE (1 << KPROBE_HASH_BITS)
+#define KPROBE_TABLE_SIZE BIT(KPROBE_HASH_BITS)
 
 /* Every registration-side change; see "Locking" above. */
 static DEFINE_MUTEX(kprobe_mutex);
@@ -1610,6 +1610,41 @@ static void kretprobe_release(struct kretprobe *rp)
 	}
 }
 
+/* No new calls get an instance, and no handler starts, after this. */
+static void kretprobe_stop(struct kretprobe *rp)
+{
+	if (rp->rh)
+		rethook_stop(rp->rh);
+}
+
+static void __init populate_kretprobe_blacklist(void)
+{
+	struct kretprobe_blackpoint *bp;
+
+	for (bp = kretprobe_blacklist; bp->name; bp++)
+		bp->addr = kprobe_lookup_name(bp->name, 0);
+}
+
+#else /* !CONFIG_KRETPROBES: the API below reports it is not there. */
+
+static int kretprobe_prepare(struct kretprobe *rp)
+{
+	return -EOPNOTSUPP;
+}
+
+static void kretprobe_release(struct kretprobe *rp)
+{
+}
+
+static void kretprobe_stop(struct kretprobe *rp)
+{
+}
+
+static void __init populate_kretprobe_blacklist(void)
+{
+}
+#endif /* CONFIG_KRETPROBES */
+
 /**
  * register_kretprobes() - register several return probes at once
  * @rps: the probes
@@ -1629,15 +1664,16 @@ int register_kretprobes(struct kretprobe **rps, int num)
 	if (!kps)
 		return -ENOMEM;
 	for (i = 0; i < num; i++) {
-		ret = kretprobe_prepare(rps[i]);
+		ret = rps[i] ? kretprobe_prepare(rps[i]) : -EINVAL;
 		if (ret)
-			goto fail;
+			break;
 		kps[i] = &rps[i]->kp;
 	}
-	ret = register_kprobes(kps, num);
-	if (ret)
-		i = num;
-fail:
+	if (!ret) {
+		ret = register_kprobes(kps, num);
+		if (ret)
+			i = num;
+	}
 	/* On failure, undo kretprobe_prepare() of rps[0] .. rps[i - 1]. */
 	while (ret && i-- > 0)
 		kretprobe_release(rps[i]);
@@ -1652,7 +1688,8 @@ EXPORT_SYMBOL_GPL(register_kretprobes);
  *
  * Return: 0; -EINVAL when the point is not a function's entry or the
  * function may not be return-probed; -E2BIG when data_size is too
- * large; otherwise as register_kprobe().
+ * large; -EOPNOTSUPP without CONFIG_KRETPROBES; otherwise as
+ * register_kprobe().
  */
 int register_kretprobe(struct kretprobe *rp)
 {
@@ -1676,8 +1713,8 @@ void unregister_kretprobes(struct kretprobe **rps, int num)
 	if (num <= 0 || !rps)
 		return;
 	for (i = 0; i < num; i++)
-		if (rps[i] && rps[i]->rh)
-			rethook_stop(rps[i]->rh);
+		if (rps[i])
+			kretprobe_stop(rps[i]);
 
 	kps = kcalloc(num, sizeof(*kps), GFP_KERNEL);
 	if (kps) {
@@ -1705,43 +1742,6 @@ void unregister_kretprobe(struct kretprobe *rp)
 	unregister_kretprobes(&rp, 1);
 }
 EXPORT_SYMBOL_GPL(unregister_kretprobe);
-
-static void __init populate_kretprobe_blacklist(void)
-{
-	struct kretprobe_blackpoint *bp;
-
-	for (bp = kretprobe_blacklist; bp->name; bp++)
-		bp->addr = kprobe_lookup_name(bp->name, 0);
-}
-
-#else /* !CONFIG_KRETPROBES */
-
-int register_kretprobe(struct kretprobe *rp)
-{
-	return -EOPNOTSUPP;
-}
-EXPORT_SYMBOL_GPL(register_kretprobe);
-
-int register_kretprobes(struct kretprobe **rps, int num)
-{
-	return -EOPNOTSUPP;
-}
-EXPORT_SYMBOL_GPL(register_kretprobes);
-
-void unregister_kretprobe(struct kretprobe *rp)
-{
-}
-EXPORT_SYMBOL_GPL(unregister_kretprobe);
-
-void unregister_kretprobes(struct kretprobe **rps, int num)
-{
-}
-EXPORT_SYMBOL_GPL(unregister_kretprobes);
-
-static void __init populate_kretprobe_blacklist(void)
-{
-}
-#endif /* CONFIG_KRETPROBES */
 
 /* ---- debugfs ------------------------------------------------------------ */
 

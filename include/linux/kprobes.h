@@ -249,7 +249,7 @@ int kprobe_add_area_blacklist(unsigned long start, unsigned long end);
  * @nr_garbage: slots freed but possibly still in use (reclaimed later)
  */
 struct kprobe_insn_cache {
-	struct mutex mutex;
+	struct mutex mutex;	/* see @mutex above */
 	void *(*alloc)(void);
 	void (*free)(void *page);
 	const char *sym;
@@ -411,14 +411,17 @@ static inline int kprobe_fault_handler(struct pt_regs *regs, int trapnr)
 {
 	return 0;
 }
+
 static inline struct kprobe *get_kprobe(void *addr)
 {
 	return NULL;
 }
+
 static inline struct kprobe *kprobe_running(void)
 {
 	return NULL;
 }
+
 #define kprobe_busy_begin()	do {} while (0)
 #define kprobe_busy_end()	do {} while (0)
 
@@ -426,56 +429,71 @@ static inline int register_kprobe(struct kprobe *p)
 {
 	return -EOPNOTSUPP;
 }
+
 static inline int register_kprobes(struct kprobe **kps, int num)
 {
 	return -EOPNOTSUPP;
 }
+
 static inline void unregister_kprobe(struct kprobe *p)
 {
 }
+
 static inline void unregister_kprobes(struct kprobe **kps, int num)
 {
 }
+
 static inline int register_kretprobe(struct kretprobe *rp)
 {
 	return -EOPNOTSUPP;
 }
+
 static inline int register_kretprobes(struct kretprobe **rps, int num)
 {
 	return -EOPNOTSUPP;
 }
+
 static inline void unregister_kretprobe(struct kretprobe *rp)
 {
 }
+
 static inline void unregister_kretprobes(struct kretprobe **rps, int num)
 {
 }
+
 static inline void kprobe_flush_task(struct task_struct *tk)
 {
 }
+
 static inline void kprobe_free_init_mem(void)
 {
 }
+
 static inline void kprobe_ftrace_kill(void)
 {
 }
+
 static inline int disable_kprobe(struct kprobe *kp)
 {
 	return -EOPNOTSUPP;
 }
+
 static inline int enable_kprobe(struct kprobe *kp)
 {
 	return -EOPNOTSUPP;
 }
+
 static inline bool within_kprobe_blacklist(unsigned long addr)
 {
 	return true;
 }
+
 static inline int kprobe_get_kallsym(unsigned int symnum, unsigned long *value,
 				     char *type, char *sym)
 {
 	return -ERANGE;
 }
+
 static inline bool is_kprobe_insn_slot(unsigned long addr)
 {
 	return false;
