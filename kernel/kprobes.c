@@ -62,6 +62,7 @@
 #include <linux/kallsyms.h>
 #include <linux/seq_file.h>
 #include <linux/debugfs.h>
+#include <linux/sysctl.h>
 #include <linux/memory.h>
 #include <linux/ftrace.h>
 #include <linux/cpu.h>
@@ -1914,6 +1915,35 @@ static int __init kprobes_debugfs_init(void)
 }
 late_initcall(kprobes_debugfs_init);
 #endif /* CONFIG_DEBUG_FS */
+
+/* ---- sysctl ---------------------------------------------------------------- */
+
+#ifdef CONFIG_OPTPROBES
+/*
+ * debug.kprobes-optimization: whether probes may be optimized into jumps.
+ * 1 by default; only 0 and 1 are accepted. The optimizer that honours it
+ * is not implemented yet, so today no probe is optimized either way.
+ */
+static int kprobes_optimization = 1;
+
+static struct ctl_table kprobe_sysctls[] = {
+	{
+		.procname	= "kprobes-optimization",
+		.data		= &kprobes_optimization,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= SYSCTL_ONE,
+	},
+};
+
+static int __init kprobes_sysctl_init(void)
+{
+	return register_sysctl("debug", kprobe_sysctls) ? 0 : -ENOMEM;
+}
+late_initcall(kprobes_sysctl_init);
+#endif
 
 /* ---- init ----------------------------------------------------------------- */
 
