@@ -697,13 +697,17 @@ static void test_aggregate(struct kunit *test)
 }
 
 static bool hammer_stop;
+static atomic_t hammer_calls, hammer_wrong;
 
+/* Call kprobe_target2 until told to stop, checking every result. */
 static int hammer_fn(void *data)
 {
 	u32 (*fn)(u32) = data;
 
 	while (!READ_ONCE(hammer_stop)) {
-		fn(rand1);
+		if (fn(rand1) != rand1 / DIV_FACTOR + 1)
+			atomic_inc(&hammer_wrong);
+		atomic_inc(&hammer_calls);
 		cond_resched();
 	}
 	return 0;
@@ -719,6 +723,7 @@ static void test_aggregate_under_hits(struct kunit *test)
 	init_probe(&base, (void *)kprobe_target2, NULL, 0, count_pre_quiet, NULL);
 	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&base));
 	WRITE_ONCE(hammer_stop, false);
+	atomic_set(&hammer_wrong, 0);
 	hammer = kthread_run(hammer_fn, kprobe_target2, "kprobes-hammer");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(hammer));
 
@@ -736,6 +741,7 @@ static void test_aggregate_under_hits(struct kunit *test)
 	WRITE_ONCE(hammer_stop, true);
 	kthread_stop(hammer);
 	unregister_kprobe(&base);
+	KUNIT_EXPECT_EQ(test, atomic_read(&hammer_wrong), 0);
 	KUNIT_EXPECT_GT(test, atomic_read(&pre_hits), 20);
 	KUNIT_EXPECT_GT(test, atomic_read(&pre2_hits), 0);
 	KUNIT_EXPECT_NULL(test, probe_at((void *)kprobe_target2));
@@ -1234,6 +1240,40 @@ static void test_kretprobe_unregister_in_flight(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&sleeper_result), 42);
 	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 0);
 }
+
+/*
+ * Register and unregister a kretprobe over and over while another CPU
+ * keeps calling the function: every call must return its own value to
+ * its own caller, whether or not its return was hooked.
+ */
+static void test_kretprobe_unregister_racing(struct kunit *test)
+{
+	struct task_struct *hammer;
+	struct kretprobe rp;
+	int i, before;
+
+	atomic_set(&ret_hits, 0);
+	atomic_set(&hammer_wrong, 0);
+	atomic_set(&hammer_calls, 0);
+	WRITE_ONCE(hammer_stop, false);
+	hammer = kthread_run(hammer_fn, kprobe_target2, "kprobes-hammer");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(hammer));
+
+	for (i = 0; i < 20; i++) {
+		init_rp(&rp, "kprobe_target2", NULL, return_count, 0, 4);
+		KUNIT_ASSERT_EQ(test, 0, register_kretprobe(&rp));
+		before = atomic_read(&ret_hits);
+		KUNIT_EXPECT_TRUE(test, wait_for_hit(&ret_hits, before));
+		unregister_kretprobe(&rp);
+	}
+	before = atomic_read(&hammer_calls);
+	KUNIT_EXPECT_TRUE(test, wait_for_hit(&hammer_calls, before));
+
+	WRITE_ONCE(hammer_stop, true);
+	kthread_stop(hammer);
+	KUNIT_EXPECT_EQ(test, atomic_read(&hammer_wrong), 0);
+	KUNIT_EXPECT_GE(test, atomic_read(&ret_hits), 20);
+}
 #endif /* CONFIG_KRETPROBES */
 
 #if defined(CONFIG_KRETPROBES) && defined(CONFIG_ARCH_CORRECT_STACKTRACE_ON_KRETPROBE)
@@ -1392,6 +1432,7 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_kretprobe_refusals),
 	KUNIT_CASE(test_kretprobe_with_kprobe),
 	KUNIT_CASE(test_kretprobe_unregister_in_flight),
+	KUNIT_CASE(test_kretprobe_unregister_racing),
 #endif
 	KUNIT_CASE(test_kretprobe_stacktrace),
 	{}
