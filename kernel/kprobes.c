@@ -1571,6 +1571,17 @@ static int kretprobe_default_maxactive(void)
 	return max_t(int, 10, 2 * num_possible_cpus());
 }
 
+static bool kprobe_is_registered(struct kprobe *p)
+{
+	struct kprobe *site;
+	bool ret;
+
+	mutex_lock(&kprobe_mutex);
+	ret = p->addr && is_registered(p, &site);
+	mutex_unlock(&kprobe_mutex);
+	return ret;
+}
+
 /* Validate @rp and give it its instance pool; no locks held. */
 static int kretprobe_prepare(struct kretprobe *rp)
 {
@@ -1578,7 +1589,8 @@ static int kretprobe_prepare(struct kretprobe *rp)
 	bool on_func_entry;
 	struct rethook *rh;
 
-	if (!rp)
+	/* A registered one must keep its pool: refuse before touching it. */
+	if (!rp || kprobe_is_registered(&rp->kp))
 		return -EINVAL;
 	addr = resolve_probe_addr(rp->kp.addr, rp->kp.symbol_name, rp->kp.offset,
 				  &on_func_entry);

@@ -1190,6 +1190,15 @@ static void test_kretprobe_refusals(struct kunit *test)
 	/* Unknown symbol. */
 	init_rp(&rp, "no_such_symbol_for_kprobes", NULL, return_count, 0, 0);
 	KUNIT_EXPECT_EQ(test, -ENOENT, register_kretprobe(&rp));
+	/* Registered twice: refused, and the first registration keeps working. */
+	atomic_set(&ret_hits, 0);
+	init_rp(&rp, NULL, NULL, return_count, 0, 0);
+	rp.kp.addr = (void *)kprobe_target;
+	KUNIT_ASSERT_EQ(test, 0, register_kretprobe(&rp));
+	KUNIT_EXPECT_EQ(test, -EINVAL, register_kretprobe(&rp));
+	target(rand1);
+	unregister_kretprobe(&rp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 1);
 	/* A function that returns in another task. */
 	init_rp(&rp, "__switch_to", NULL, return_count, 0, 0);
 	KUNIT_EXPECT_EQ(test, -EINVAL, register_kretprobe(&rp));
