@@ -713,6 +713,25 @@ static int hammer_fn(void *data)
 	return 0;
 }
 
+/* Start hammer_fn() on kprobe_target2 in a thread of its own. */
+static struct task_struct *start_hammer(struct kunit *test)
+{
+	struct task_struct *hammer;
+
+	atomic_set(&hammer_wrong, 0);
+	atomic_set(&hammer_calls, 0);
+	WRITE_ONCE(hammer_stop, false);
+	hammer = kthread_run(hammer_fn, kprobe_target2, "kprobes-hammer");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(hammer));
+	return hammer;
+}
+
+static void stop_hammer(struct task_struct *hammer)
+{
+	WRITE_ONCE(hammer_stop, true);
+	kthread_stop(hammer);
+}
+
 /* Members join and leave while another CPU keeps hitting the site. */
 static void test_aggregate_under_hits(struct kunit *test)
 {
@@ -722,10 +741,7 @@ static void test_aggregate_under_hits(struct kunit *test)
 
 	init_probe(&base, (void *)kprobe_target2, NULL, 0, count_pre_quiet, NULL);
 	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&base));
-	WRITE_ONCE(hammer_stop, false);
-	atomic_set(&hammer_wrong, 0);
-	hammer = kthread_run(hammer_fn, kprobe_target2, "kprobes-hammer");
-	KUNIT_ASSERT_FALSE(test, IS_ERR(hammer));
+	hammer = start_hammer(test);
 
 	for (i = 0; i < 20; i++) {
 		init_probe(&extra, (void *)kprobe_target2, NULL, 0, count_pre2_quiet,
@@ -738,8 +754,7 @@ static void test_aggregate_under_hits(struct kunit *test)
 		KUNIT_EXPECT_TRUE(test, wait_for_hit(&pre_hits, before));
 	}
 
-	WRITE_ONCE(hammer_stop, true);
-	kthread_stop(hammer);
+	stop_hammer(hammer);
 	unregister_kprobe(&base);
 	KUNIT_EXPECT_EQ(test, atomic_read(&hammer_wrong), 0);
 	KUNIT_EXPECT_GT(test, atomic_read(&pre_hits), 20);
@@ -1262,11 +1277,7 @@ static void test_kretprobe_unregister_racing(struct kunit *test)
 	int i, before;
 
 	atomic_set(&ret_hits, 0);
-	atomic_set(&hammer_wrong, 0);
-	atomic_set(&hammer_calls, 0);
-	WRITE_ONCE(hammer_stop, false);
-	hammer = kthread_run(hammer_fn, kprobe_target2, "kprobes-hammer");
-	KUNIT_ASSERT_FALSE(test, IS_ERR(hammer));
+	hammer = start_hammer(test);
 
 	for (i = 0; i < 20; i++) {
 		init_rp(&rp, "kprobe_target2", NULL, return_count, 0, 4);
@@ -1278,8 +1289,7 @@ static void test_kretprobe_unregister_racing(struct kunit *test)
 	before = atomic_read(&hammer_calls);
 	KUNIT_EXPECT_TRUE(test, wait_for_hit(&hammer_calls, before));
 
-	WRITE_ONCE(hammer_stop, true);
-	kthread_stop(hammer);
+	stop_hammer(hammer);
 	KUNIT_EXPECT_EQ(test, atomic_read(&hammer_wrong), 0);
 	KUNIT_EXPECT_GE(test, atomic_read(&ret_hits), 20);
 }
