@@ -144,7 +144,10 @@ static int aggr_pre_handler(struct kprobe *site, struct pt_regs *regs)
 	struct kprobe *p;
 
 	list_for_each_entry_rcu(p, &site->list, list) {
-		if (kprobe_disabled(p) || !p->pre_handler)
+		if (kprobe_disabled(p))
+			continue;
+		kprobe_count_hit(p);
+		if (!p->pre_handler)
 			continue;
 		__this_cpu_write(current_kprobe, p);
 		if (p->pre_handler(p, regs))
@@ -705,6 +708,14 @@ struct kprobe_batch {
 #define KPROBE_FLAG_DYING	BIT(30)
 #define KPROBE_FLAGS_PRIVATE	(KPROBE_FLAG_ARMED | KPROBE_FLAG_DYING)
 
+/*
+ * Private flag of a user probe: it was taken out of the table in this
+ * batch, and its hit counter is freed once the batch's grace period is
+ * over (free_unhooked_counters()). The hit path may still be counting
+ * until then.
+ */
+#define KPROBE_FLAG_UNHOOKED	BIT(29)
+
 /* Should the text at this site trap (or ftrace call us) right now? */
 static bool site_wants_armed(struct kprobe *site)
 {
@@ -1085,6 +1096,7 @@ static int resolve_new_probe(struct kprobe *p)
 	if (on_func_entry)
 		p->flags |= KPROBE_FLAG_ON_FUNC_ENTRY;
 	p->nmissed = 0;
+	p->nhit = NULL;
 	INIT_LIST_HEAD(&p->list);
 	return 0;
 }
@@ -1102,6 +1114,12 @@ static int add_probe(struct kprobe_batch *b, struct kprobe *p)
 	ret = check_probe_address(p, &mod);
 	if (ret)
 		return ret;
+
+	p->nhit = alloc_percpu(unsigned long);
+	if (!p->nhit) {
+		ret = -ENOMEM;
+		goto out;
+	}
 
 	if (site && kprobe_gone(site)) {
 		site = revive_gone_site(site, p);
@@ -1138,9 +1156,31 @@ static int add_probe(struct kprobe_batch *b, struct kprobe *p)
 	if (ret)
 		remove_probe(b, p, site);
 out:
+	if (ret && !(p->flags & KPROBE_FLAG_UNHOOKED)) {
+		/* Never published: no CPU can be counting into it. */
+		free_percpu(p->nhit);
+		p->nhit = NULL;
+	}
 	if (mod)
 		module_put(mod);
 	return ret;
+}
+
+/*
+ * After a batch's grace period: free the hit counters of those of @kps
+ * that the batch took out of the table.
+ */
+static void free_unhooked_counters(struct kprobe **kps, int num)
+{
+	int i;
+
+	for (i = 0; i < num; i++) {
+		if (!kps[i] || !(kps[i]->flags & KPROBE_FLAG_UNHOOKED))
+			continue;
+		free_percpu(kps[i]->nhit);
+		kps[i]->nhit = NULL;
+		kps[i]->flags &= ~KPROBE_FLAG_UNHOOKED;
+	}
 }
 
 /*
@@ -1152,6 +1192,7 @@ out:
 static void remove_probe(struct kprobe_batch *b, struct kprobe *p, struct kprobe *site)
 {
 	b->need_sync = true;
+	p->flags |= KPROBE_FLAG_UNHOOKED;
 	if (site != p) {
 		list_del_rcu(&p->list);
 		if (!list_empty(&site->list)) {
@@ -1243,6 +1284,8 @@ int register_kprobes(struct kprobe **kps, int num)
 			break;
 	}
 	err = batch_finish(&b);
+	if (ret)
+		free_unhooked_counters(&kps[i], 1);
 	/* Roll back the ones this call added: kps[0] .. kps[i - 1]. */
 	if (ret || err)
 		unregister_locked(kps, ret ? i : num);
@@ -1273,10 +1316,15 @@ static void unregister_locked(struct kprobe **kps, int num)
 	batch_init(&b);
 	kprobes_lock_text();
 	for (i = 0; i < num; i++) {
-		if (kps[i] && kps[i]->addr && is_registered(kps[i], &site))
-			remove_probe(&b, kps[i], site);
+		if (!kps[i])
+			continue;
+		if (!kps[i]->addr || !is_registered(kps[i], &site))
+			kps[i]->flags &= ~KPROBE_FLAG_UNHOOKED;
+		else if (!(kps[i]->flags & KPROBE_FLAG_UNHOOKED))
+			remove_probe(&b, kps[i], site);	/* not listed twice */
 	}
 	batch_finish(&b);
+	free_unhooked_counters(kps, num);
 }
 
 /**
@@ -1769,7 +1817,8 @@ static bool probe_is_kretprobe(struct kprobe *p)
 #endif
 }
 
-static void show_probe(struct seq_file *m, struct kprobe *site, struct kprobe *p)
+/* The start of a line in list and stats: address, type, symbol+offset, module. */
+static void show_probe_location(struct seq_file *m, struct kprobe *p)
 {
 	char namebuf[KSYM_NAME_LEN];
 	unsigned long offset = 0;
@@ -1786,11 +1835,46 @@ static void show_probe(struct seq_file *m, struct kprobe *site, struct kprobe *p
 			   modname ? modname : " ");
 	else
 		seq_printf(m, "%px  %c  %px ", addr, type, addr);
+}
+
+static void show_probe(struct seq_file *m, struct kprobe *site, struct kprobe *p)
+{
+	show_probe_location(m, p);
 	seq_printf(m, "%s%s%s%s\n",
 		   kprobe_gone(p) ? "[GONE]" : "",
 		   (kprobe_disabled(p) && !kprobe_gone(p)) ? "[DISABLED]" : "",
 		   kprobe_optimized(site) ? "[OPTIMIZED]" : "",
 		   kprobe_ftrace(site) ? "[FTRACE]" : "");
+}
+
+/* Hits that ran @p's handlers, summed over the CPUs. */
+static unsigned long probe_hits(struct kprobe *p)
+{
+	unsigned long sum = 0;
+	int cpu;
+
+	if (p->nhit)
+		for_each_possible_cpu(cpu)
+			sum += *per_cpu_ptr(p->nhit, cpu);
+	return sum;
+}
+
+/* Hits that skipped @p's handlers; a kretprobe adds its pool misses. */
+static unsigned long probe_missed(struct kprobe *p)
+{
+	unsigned long missed = p->nmissed;
+
+#ifdef CONFIG_KRETPROBES
+	if (probe_is_kretprobe(p))
+		missed += container_of(p, struct kretprobe, kp)->nmissed;
+#endif
+	return missed;
+}
+
+static void show_probe_stats(struct seq_file *m, struct kprobe *site, struct kprobe *p)
+{
+	show_probe_location(m, p);
+	seq_printf(m, "%lu %lu\n", probe_hits(p), probe_missed(p));
 }
 
 static void *list_seq_start(struct seq_file *m, loff_t *pos)
@@ -1810,18 +1894,31 @@ static void list_seq_stop(struct seq_file *m, void *v)
 	mutex_unlock(&kprobe_mutex);
 }
 
-static int list_seq_show(struct seq_file *m, void *v)
+/* Show every probe in one hash bucket with @show. */
+static void show_bucket(struct seq_file *m, loff_t bucket,
+			void (*show)(struct seq_file *, struct kprobe *, struct kprobe *))
 {
 	struct kprobe *site, *p;
 
-	hlist_for_each_entry(site, &kprobe_table[*(loff_t *)v], hlist) {
+	hlist_for_each_entry(site, &kprobe_table[bucket], hlist) {
 		if (!kprobe_is_aggr(site)) {
-			show_probe(m, site, site);
+			show(m, site, site);
 			continue;
 		}
 		list_for_each_entry(p, &site->list, list)
-			show_probe(m, site, p);
+			show(m, site, p);
 	}
+}
+
+static int list_seq_show(struct seq_file *m, void *v)
+{
+	show_bucket(m, *(loff_t *)v, show_probe);
+	return 0;
+}
+
+static int stats_seq_show(struct seq_file *m, void *v)
+{
+	show_bucket(m, *(loff_t *)v, show_probe_stats);
 	return 0;
 }
 
@@ -1832,6 +1929,14 @@ static const struct seq_operations kprobes_list_sops = {
 	.show = list_seq_show,
 };
 DEFINE_SEQ_ATTRIBUTE(kprobes_list);
+
+static const struct seq_operations kprobes_stats_sops = {
+	.start = list_seq_start,
+	.next = list_seq_next,
+	.stop = list_seq_stop,
+	.show = stats_seq_show,
+};
+DEFINE_SEQ_ATTRIBUTE(kprobes_stats);
 
 /* Arm or disarm every site, keeping each probe's own disabled state. */
 static int set_all_armed(bool arm)
@@ -1923,6 +2028,7 @@ static int __init kprobes_debugfs_init(void)
 	debugfs_create_file("list", 0400, dir, NULL, &kprobes_list_fops);
 	debugfs_create_file("enabled", 0600, dir, NULL, &kprobes_enabled_fops);
 	debugfs_create_file("blacklist", 0400, dir, NULL, &kprobe_blacklist_fops);
+	debugfs_create_file("stats", 0400, dir, NULL, &kprobes_stats_fops);
 	return 0;
 }
 late_initcall(kprobes_debugfs_init);

@@ -283,6 +283,18 @@ static bool wait_for_hit(atomic_t *counter, int before)
 	return false;
 }
 
+/* The hits that ran @p's handlers, summed over the CPUs. */
+static unsigned long probe_hits(struct kprobe *p)
+{
+	unsigned long sum = 0;
+	int cpu;
+
+	if (p->nhit)
+		for_each_possible_cpu(cpu)
+			sum += *per_cpu_ptr(p->nhit, cpu);
+	return sum;
+}
+
 static void init_probe(struct kprobe *p, void *addr, const char *sym,
 		       unsigned int offset, kprobe_pre_handler_t pre,
 		       kprobe_post_handler_t post)
@@ -1035,7 +1047,50 @@ static void test_recursion_missed_breakpoint(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
 	KUNIT_EXPECT_EQ(test, kpt_rip_load(), kpt_rip_data);
 	KUNIT_EXPECT_EQ(test, kp.nmissed, 2UL);
+	/* The two nested hits skipped the handlers: they are not hits. */
+	KUNIT_EXPECT_EQ(test, probe_hits(&kp), 1UL);
 	unregister_kprobe(&kp);
+}
+
+/*
+ * Per-probe hit counters: each member of an aggregate counts the hits
+ * that ran its handlers (a disabled member none), on the breakpoint and
+ * the ftrace path alike, and the counter is gone after unregistering.
+ */
+static void test_hit_counters(struct kunit *test)
+{
+	struct kprobe a, b, c, f;
+	int i;
+
+	init_probe(&a, kpt_jmp, NULL, 0, count_pre, NULL);
+	init_probe(&b, kpt_jmp, NULL, 0, NULL, count_post2);
+	init_probe(&c, kpt_call, NULL, 0, count_pre, NULL);
+	init_probe(&f, target, NULL, 0, count_pre2, NULL);
+	KUNIT_ASSERT_EQ(test, 0,
+			register_kprobes((struct kprobe *[]){ &a, &b, &c, &f }, 4));
+	KUNIT_EXPECT_EQ(test, probe_hits(&a), 0UL);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, kpt_jmp(), 2UL);
+	KUNIT_EXPECT_EQ(test, 0, disable_kprobe(&b));
+	for (i = 0; i < 2; i++)
+		KUNIT_EXPECT_EQ(test, kpt_jmp(), 2UL);
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_EQ(test, kpt_call(), 43UL);
+	for (i = 0; i < 6; i++)
+		target(rand1);
+
+	KUNIT_EXPECT_EQ(test, probe_hits(&a), 5UL);
+	KUNIT_EXPECT_EQ(test, probe_hits(&b), 3UL);
+	KUNIT_EXPECT_EQ(test, probe_hits(&c), 4UL);
+	KUNIT_EXPECT_EQ(test, probe_hits(&f), 6UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post2_hits), 3);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 6);
+
+	unregister_kprobes((struct kprobe *[]){ &a, &b, &c, &f }, 4);
+	KUNIT_EXPECT_NULL(test, a.nhit);
+	KUNIT_EXPECT_NULL(test, b.nhit);
+	KUNIT_EXPECT_NULL(test, c.nhit);
+	KUNIT_EXPECT_NULL(test, f.nhit);
 }
 
 /* The copied instruction faults; its exception-table fixup must still apply. */
@@ -1438,6 +1493,7 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_insn_loop),
 	KUNIT_CASE(test_redirect_breakpoint),
 	KUNIT_CASE(test_recursion_missed_breakpoint),
+	KUNIT_CASE(test_hit_counters),
 	KUNIT_CASE(test_fault_in_copy),
 	KUNIT_CASE(test_aggregate_breakpoint),
 	KUNIT_CASE(test_register_disabled),

@@ -56,6 +56,8 @@ typedef int (*kretprobe_handler_t) (struct kretprobe_instance *,
  * @hlist: link in the core's address hash table (owned by the core)
  * @list: link in an aggregate probe's member list (owned by the core)
  * @nmissed: hits on which the handlers were skipped (nested hits)
+ * @nhit: per-CPU count of hits that ran the handlers; allocated by the
+ *	core while the probe is registered, NULL otherwise (owned by the core)
  * @addr: the probed instruction; set by the caller or resolved from
  *	@symbol_name + @offset at registration
  * @symbol_name: symbol to probe, with @offset; exclusive with @addr
@@ -71,6 +73,7 @@ struct kprobe {
 	struct hlist_node hlist;
 	struct list_head list;
 	unsigned long nmissed;
+	unsigned long __percpu *nhit;
 	kprobe_opcode_t *addr;
 	const char *symbol_name;
 	unsigned int offset;
@@ -106,6 +109,16 @@ static inline bool kprobe_optimized(struct kprobe *p)
 static inline bool kprobe_ftrace(struct kprobe *p)
 {
 	return p->flags & KPROBE_FLAG_FTRACE;
+}
+
+/*
+ * Count a hit that runs @p's handlers. The arch calls it for the site it
+ * hit; an aggregate site has no counter and counts its members instead.
+ */
+static __always_inline void kprobe_count_hit(struct kprobe *p)
+{
+	if (p->nhit)
+		this_cpu_inc(*p->nhit);
 }
 
 /*

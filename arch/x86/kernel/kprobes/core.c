@@ -638,10 +638,13 @@ int kprobe_int3_handler(struct pt_regs *regs)
 		}
 		__this_cpu_write(current_kprobe, p);
 		kcb->kprobe_status = KPROBE_HIT_ACTIVE;
-		if (!kprobe_disabled(p) && p->pre_handler && p->pre_handler(p, regs)) {
-			/* The handler moved regs->ip: skip the instruction. */
-			reset_current_kprobe();
-			return 1;
+		if (!kprobe_disabled(p)) {
+			kprobe_count_hit(p);
+			if (p->pre_handler && p->pre_handler(p, regs)) {
+				/* The handler moved regs->ip: skip the instruction. */
+				reset_current_kprobe();
+				return 1;
+			}
 		}
 		run_probed_insn(p, regs, kcb, false);
 		return 1;

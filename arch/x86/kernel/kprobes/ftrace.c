@@ -28,6 +28,7 @@ static void ftrace_site_hit(unsigned long ip, struct pt_regs *regs)
 	kcb->kprobe_status = KPROBE_HIT_ACTIVE;
 	__this_cpu_write(current_kprobe, p);
 	regs->ip = ip + INT3_INSN_SIZE;
+	kprobe_count_hit(p);
 	if (p->pre_handler && p->pre_handler(p, regs))
 		goto done;	/* the pre_handler chose where ftrace returns to */
 
