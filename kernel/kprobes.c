@@ -225,21 +225,36 @@ void kprobe_busy_end(void)
 #ifdef __ARCH_WANT_KPROBES_INSN_SLOT
 /*
  * A page of equally sized slots. Pages are on their cache's RCU list so
- * that __is_insn_slot_addr() can run in any context; the bitmap and the
+ * that __is_insn_slot_addr() can run in any context; the bitmaps and the
  * count are under the cache's mutex.
+ *
+ * bits[] holds three bitmaps of slots_per_page() bits each: the slots in
+ * use; the "dirty" ones, freed but possibly still executed by a task
+ * that was preempted inside them; and those the reaper is waiting a
+ * grace period for. Dirty and reaped slots still count as used.
  */
 struct kprobe_insn_page {
 	struct list_head list;
 	struct rcu_head rcu;
 	kprobe_opcode_t *base;
 	unsigned int nr_used;
-	unsigned long used[];
+	unsigned long bits[];
 };
 
 static unsigned int slots_per_page(struct kprobe_insn_cache *c)
 {
 	return PAGE_SIZE / c->insn_size;
 }
+
+static unsigned long *page_bitmap(struct kprobe_insn_cache *c,
+				  struct kprobe_insn_page *page, int which)
+{
+	return page->bits + which * BITS_TO_LONGS(slots_per_page(c));
+}
+
+#define SLOTS_USED	0
+#define SLOTS_DIRTY	1
+#define SLOTS_REAPING	2
 
 /* Weak so that an arch can place the page where its copies can reach. */
 void __weak *alloc_insn_page(void)
@@ -252,17 +267,17 @@ static void free_insn_page(void *page)
 	execmem_free(page);
 }
 
-#define DEFINE_SLOT_CACHE(cache, name, alloc_page, free_page)		\
+#define DEFINE_SLOT_CACHE(cache, name, size, alloc_page, free_page)	\
 	struct kprobe_insn_cache cache = {				\
 		.mutex = __MUTEX_INITIALIZER(cache.mutex),		\
 		.pages = LIST_HEAD_INIT(cache.pages),			\
-		.insn_size = KPROBE_SLOT_SIZE,				\
+		.insn_size = size,					\
 		.alloc = alloc_page,					\
 		.free = free_page,					\
 		.sym = name,						\
 	}
 
-DEFINE_SLOT_CACHE(kprobe_insn_slots, KPROBE_INSN_PAGE_SYM,
+DEFINE_SLOT_CACHE(kprobe_insn_slots, KPROBE_INSN_PAGE_SYM, KPROBE_SLOT_SIZE,
 		  alloc_insn_page, free_insn_page);
 
 static void kprobe_insn_page_free_rcu(struct rcu_head *head)
@@ -286,11 +301,11 @@ kprobe_opcode_t *__get_insn_slot(struct kprobe_insn_cache *c)
 	list_for_each_entry(page, &c->pages, list) {
 		if (page->nr_used == n)
 			continue;
-		bit = find_first_zero_bit(page->used, n);
+		bit = find_first_zero_bit(page_bitmap(c, page, SLOTS_USED), n);
 		goto found;
 	}
 
-	page = kzalloc(struct_size(page, used, BITS_TO_LONGS(n)), GFP_KERNEL);
+	page = kzalloc(struct_size(page, bits, 3 * BITS_TO_LONGS(n)), GFP_KERNEL);
 	if (!page)
 		goto out;
 	page->base = c->alloc();
@@ -303,7 +318,7 @@ kprobe_opcode_t *__get_insn_slot(struct kprobe_insn_cache *c)
 			   PAGE_SIZE, false, c->sym);
 	bit = 0;
 found:
-	__set_bit(bit, page->used);
+	__set_bit(bit, page_bitmap(c, page, SLOTS_USED));
 	page->nr_used++;
 	slot = page->base + bit * c->insn_size;
 out:
@@ -311,12 +326,32 @@ out:
 	return slot;
 }
 
+/* Give slot @bit of @page back; the cache's mutex held. */
+static void release_slot(struct kprobe_insn_cache *c,
+			 struct kprobe_insn_page *page, unsigned int bit)
+{
+	__clear_bit(bit, page_bitmap(c, page, SLOTS_USED));
+	if (--page->nr_used)
+		return;
+	list_del_rcu(&page->list);
+	perf_event_ksymbol(PERF_RECORD_KSYMBOL_TYPE_OOL, (unsigned long)page->base,
+			   PAGE_SIZE, true, c->sym);
+	c->free(page->base);
+	call_rcu(&page->rcu, kprobe_insn_page_free_rcu);
+}
+
+static void reap_dirty_slots(struct work_struct *work);
+static DECLARE_WORK(slot_reaper, reap_dirty_slots);
+
 /**
  * __free_insn_slot() - give back a slot from __get_insn_slot()
  * @c: the cache it came from
  * @slot: the slot
- * @dirty: unused: callers free a slot only after a grace period has
- *	passed since its probe stopped being reachable
+ * @dirty: a task may still be inside the slot, preempted or interrupted
+ *	while running it outside of a probe hit. The slot is then reused
+ *	only after an RCU-tasks grace period, waited for by a worker so
+ *	that the caller does not wait. Otherwise the caller guarantees that
+ *	no CPU can be running it (a synchronize_rcu() has passed).
  */
 void __free_insn_slot(struct kprobe_insn_cache *c, kprobe_opcode_t *slot,
 		      int dirty)
@@ -329,20 +364,64 @@ void __free_insn_slot(struct kprobe_insn_cache *c, kprobe_opcode_t *slot,
 		offset = slot - page->base;
 		if (offset >= PAGE_SIZE)
 			continue;
-		__clear_bit(offset / c->insn_size, page->used);
-		if (--page->nr_used == 0) {
-			list_del_rcu(&page->list);
-			perf_event_ksymbol(PERF_RECORD_KSYMBOL_TYPE_OOL,
-					   (unsigned long)page->base, PAGE_SIZE,
-					   true, c->sym);
-			c->free(page->base);
-			call_rcu(&page->rcu, kprobe_insn_page_free_rcu);
+		if (dirty) {
+			__set_bit(offset / c->insn_size, page_bitmap(c, page, SLOTS_DIRTY));
+			c->nr_garbage++;
+			schedule_work(&slot_reaper);
+		} else {
+			release_slot(c, page, offset / c->insn_size);
 		}
 		goto out;
 	}
 	WARN(1, "slot %p is not from the %s cache\n", slot, c->sym);
 out:
 	mutex_unlock(&c->mutex);
+}
+
+/*
+ * Move a cache's dirty slots to the reaping state (@claim), or release
+ * the reaping ones after their grace period.
+ */
+static void reap_cache(struct kprobe_insn_cache *c, bool claim)
+{
+	struct kprobe_insn_page *page, *next;
+	unsigned int n = slots_per_page(c), bit;
+
+	mutex_lock(&c->mutex);
+	list_for_each_entry_safe(page, next, &c->pages, list) {
+		unsigned long *dirty = page_bitmap(c, page, SLOTS_DIRTY);
+		unsigned long *reaping = page_bitmap(c, page, SLOTS_REAPING);
+
+		if (claim) {
+			bitmap_or(reaping, reaping, dirty, n);
+			bitmap_zero(dirty, n);
+			continue;
+		}
+		for_each_set_bit(bit, reaping, n) {
+			__clear_bit(bit, reaping);
+			c->nr_garbage--;
+			release_slot(c, page, bit);	/* may free @page */
+		}
+	}
+	mutex_unlock(&c->mutex);
+}
+
+/*
+ * Slots freed dirty wait here for every task to have passed a voluntary
+ * context switch, user mode or idle: then none is inside one. Slots
+ * freed while the grace period runs wait for the next round.
+ */
+static void reap_dirty_slots(struct work_struct *work)
+{
+	reap_cache(&kprobe_insn_slots, true);
+#ifdef CONFIG_OPTPROBES
+	reap_cache(&kprobe_optinsn_slots, true);
+#endif
+	synchronize_rcu_tasks();
+	reap_cache(&kprobe_insn_slots, false);
+#ifdef CONFIG_OPTPROBES
+	reap_cache(&kprobe_optinsn_slots, false);
+#endif
 }
 
 /**
@@ -405,9 +484,9 @@ void __weak free_optinsn_page(void *page)
 	free_insn_page(page);
 }
 
-/* Detour buffers for optimized probes; nothing allocates them yet. */
+/* Detour buffers for optimized probes. */
 DEFINE_SLOT_CACHE(kprobe_optinsn_slots, KPROBE_OPTINSN_PAGE_SYM,
-		  alloc_optinsn_page, free_optinsn_page);
+		  KPROBE_OPTINSN_SLOT_SIZE, alloc_optinsn_page, free_optinsn_page);
 #endif
 #endif /* __ARCH_WANT_KPROBES_INSN_SLOT */
 
@@ -1025,27 +1104,35 @@ static struct kprobe *make_aggregate(struct kprobe *lone)
 	ag->ainsn = lone->ainsn;
 	ag->flags = lone->flags;
 	ag->pre_handler = aggr_pre_handler;
-	ag->post_handler = aggr_post_handler;
+	ag->post_handler = lone->post_handler ? aggr_post_handler : NULL;
 	INIT_LIST_HEAD(&ag->list);
 	list_add(&lone->list, &ag->list);
 	hlist_replace_rcu(&lone->hlist, &ag->hlist);
 	return ag;
 }
 
-/* An aggregate is disabled when all its members are. */
-static void update_site_disabled(struct kprobe *site)
+/*
+ * Bring an aggregate in line with its members: it is disabled when all
+ * of them are, and has a post_handler only when one of them does, so
+ * that the arch may skip the post-instruction stage (and boost) when
+ * none needs it.
+ */
+static void update_aggregate(struct kprobe *site)
 {
+	bool enabled = false, post = false;
 	struct kprobe *m;
 
 	if (!kprobe_is_aggr(site))
 		return;
 	list_for_each_entry(m, &site->list, list) {
-		if (!kprobe_disabled(m)) {
-			site->flags &= ~KPROBE_FLAG_DISABLED;
-			return;
-		}
+		enabled |= !kprobe_disabled(m);
+		post |= m->post_handler != NULL;
 	}
-	site->flags |= KPROBE_FLAG_DISABLED;
+	if (enabled)
+		site->flags &= ~KPROBE_FLAG_DISABLED;
+	else
+		site->flags |= KPROBE_FLAG_DISABLED;
+	WRITE_ONCE(site->post_handler, post ? aggr_post_handler : NULL);
 }
 
 /*
@@ -1143,7 +1230,7 @@ static int add_probe(struct kprobe_batch *b, struct kprobe *p)
 		}
 		p->opcode = site->opcode;
 		list_add_tail_rcu(&p->list, &site->list);
-		update_site_disabled(site);
+		update_aggregate(site);
 	} else {
 		ret = prepare_site(p);
 		if (ret)
@@ -1196,7 +1283,7 @@ static void remove_probe(struct kprobe_batch *b, struct kprobe *p, struct kprobe
 	if (site != p) {
 		list_del_rcu(&p->list);
 		if (!list_empty(&site->list)) {
-			update_site_disabled(site);
+			update_aggregate(site);
 			site_sync_armed(b, site);
 			return;
 		}
@@ -1377,7 +1464,7 @@ static int set_probe_disabled(struct kprobe *p, bool disable)
 		p->flags |= KPROBE_FLAG_DISABLED;
 	else
 		p->flags &= ~KPROBE_FLAG_DISABLED;
-	update_site_disabled(site);
+	update_aggregate(site);
 	ret = site_sync_armed(&b, site);
 	ret = batch_finish(&b) ?: ret;
 	if (ret && !disable)

@@ -719,8 +719,14 @@ static int hammer_fn(void *data)
 	while (!READ_ONCE(hammer_stop)) {
 		if (fn(rand1) != rand1 / DIV_FACTOR + 1)
 			atomic_inc(&hammer_wrong);
-		atomic_inc(&hammer_calls);
-		cond_resched();
+		/*
+		 * Mostly preempted, not sleeping: but an RCU-tasks grace
+		 * period (reclaiming boosted slots) needs a voluntary switch.
+		 */
+		if (atomic_inc_return(&hammer_calls) % 512 == 0)
+			usleep_range(10, 20);
+		else
+			cond_resched();
 	}
 	return 0;
 }
@@ -1091,6 +1097,109 @@ static void test_hit_counters(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, b.nhit);
 	KUNIT_EXPECT_NULL(test, c.nhit);
 	KUNIT_EXPECT_NULL(test, f.nhit);
+}
+
+/* int3 traps kprobes handled, on all CPUs. */
+static unsigned long int3_traps(void)
+{
+	unsigned long sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu(kprobe_int3_traps, cpu);
+	return sum;
+}
+
+/* Call @fn @n times; return the int3 traps that took. */
+static unsigned long traps_for_calls(unsigned long (*fn)(void), int n,
+				     unsigned long expect, struct kunit *test)
+{
+	unsigned long before = int3_traps();
+	int i;
+
+	for (i = 0; i < n; i++)
+		KUNIT_EXPECT_EQ(test, fn(), expect);
+	return int3_traps() - before;
+}
+
+/*
+ * Boosting: the first hit traps twice (breakpoint, then after the copy);
+ * from then on one trap per hit. A post_handler joining the site brings
+ * the second trap back, and its leaving removes it again.
+ */
+static void test_boost(struct kunit *test)
+{
+	struct kprobe kp, post;
+
+	init_probe(&kp, kpt_rip_load, NULL, 0, count_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_rip_load, 1, kpt_rip_data, test), 2UL);
+	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_rip_load, 10, kpt_rip_data, test), 10UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 11);
+
+	init_probe(&post, kpt_rip_load, NULL, 0, NULL, count_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&post));
+	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_rip_load, 3, kpt_rip_data, test), 6UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 3);
+	unregister_kprobe(&post);
+	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_rip_load, 3, kpt_rip_data, test), 3UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 17);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_rip_load, 1, kpt_rip_data, test), 0UL);
+}
+
+static unsigned long kpt_fault_load_good(void)
+{
+	static unsigned long good = 77;
+
+	return kpt_fault_load((unsigned long)&good);
+}
+
+/*
+ * An instruction with an exception-table entry is never boosted: a fault
+ * in its copy must still be rewound to the original address.
+ */
+static void test_boost_refused_extable(struct kunit *test)
+{
+	struct kprobe kp;
+
+	init_probe(&kp, (void *)kpt_fault_load + 7, NULL, 0, count_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_fault_load_good, 3, 77, test), 6UL);
+	KUNIT_EXPECT_EQ(test, kpt_fault_load(0x8000000000000000UL), -1UL);
+	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_fault_load_good, 1, 77, test), 2UL);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 5);
+}
+
+/*
+ * A boosted probe registered and unregistered over and over while another
+ * thread runs through it: a task interrupted (or, with CONFIG_PREEMPT,
+ * preempted) in the boosted copy must not find its slot reused.
+ */
+static void test_boost_under_hits(struct kunit *test)
+{
+	struct task_struct *hammer;
+	bool boosted = false;
+	struct kprobe kp;
+	int i, before;
+
+	hammer = start_hammer(test);
+	for (i = 0; i < 20; i++) {
+		init_probe(&kp, (void *)kprobe_target2, NULL, 0, count_pre_quiet, NULL);
+		KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+		/* The first hit readies the boost, the second may use it. */
+		before = atomic_read(&pre_hits);
+		KUNIT_EXPECT_TRUE(test, wait_for_hit(&pre_hits, before));
+		before = atomic_read(&pre_hits);
+		KUNIT_EXPECT_TRUE(test, wait_for_hit(&pre_hits, before));
+		boosted |= READ_ONCE(kp.ainsn.boost) == KPROBE_BOOST_READY;
+		unregister_kprobe(&kp);
+	}
+	stop_hammer(hammer);
+	KUNIT_EXPECT_TRUE(test, boosted);
+	KUNIT_EXPECT_EQ(test, atomic_read(&hammer_wrong), 0);
+	KUNIT_EXPECT_NULL(test, probe_at((void *)kprobe_target2));
 }
 
 /* The copied instruction faults; its exception-table fixup must still apply. */
@@ -1494,6 +1603,9 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_redirect_breakpoint),
 	KUNIT_CASE(test_recursion_missed_breakpoint),
 	KUNIT_CASE(test_hit_counters),
+	KUNIT_CASE(test_boost),
+	KUNIT_CASE(test_boost_refused_extable),
+	KUNIT_CASE(test_boost_under_hits),
 	KUNIT_CASE(test_fault_in_copy),
 	KUNIT_CASE(test_aggregate_breakpoint),
 	KUNIT_CASE(test_register_disabled),

@@ -25,10 +25,16 @@ typedef u8 kprobe_opcode_t;
 #define __ARCH_WANT_KPROBES_INSN_SLOT
 
 /*
- * A slot holds the copied instruction, then an int3 that brings the CPU
- * back to us after the copy ran (or, later, a jump back).
+ * A slot holds the copied instruction followed by an int3 that brings
+ * the CPU back to us after the copy ran. A boostable instruction gets a
+ * second copy at KPROBE_BOOST_OFFSET, followed by a jump back to the
+ * instruction after the original: no second trap.
  */
 #define KPROBE_SLOT_SIZE	32
+#define KPROBE_BOOST_OFFSET	16
+
+/* A detour buffer of an optimized probe (see optprobe.c). */
+#define KPROBE_OPTINSN_SLOT_SIZE	192
 
 /* How a hit executes the probed instruction (arch_specific_insn::kind). */
 enum kprobe_insn_kind {
@@ -46,6 +52,13 @@ enum kprobe_insn_kind {
 	KPROBE_INSN_PUSHF,
 };
 
+/* Whether hits may use the boosted copy (arch_specific_insn::boost). */
+enum kprobe_boost {
+	KPROBE_BOOST_NEVER,	/* always trap after the copy */
+	KPROBE_BOOST_AFTER_RUN,	/* boost once the trapping copy ran cleanly */
+	KPROBE_BOOST_READY,	/* hits without a post_handler jump back */
+};
+
 /**
  * struct arch_specific_insn - the probed instruction, ready to execute
  * @insn: slot with the copy (NULL for probes that never run a copy)
@@ -59,6 +72,8 @@ enum kprobe_insn_kind {
  * @rm_mem: 0: register operand, 1: memory operand, 2: RIP-relative
  * @disp: branch displacement, ret's stack adjustment, or the memory
  *	operand's displacement
+ * @boost: enum kprobe_boost; moves from AFTER_RUN to READY on the hit
+ *	path, read there with READ_ONCE()
  */
 struct arch_specific_insn {
 	kprobe_opcode_t *insn;
@@ -69,6 +84,7 @@ struct arch_specific_insn {
 	s8 rm_index;
 	u8 rm_scale;
 	u8 rm_mem;
+	u8 boost;
 	s32 disp;
 };
 
@@ -97,6 +113,11 @@ struct kprobe_ctlblk {
 
 int kprobe_fault_handler(struct pt_regs *regs, int trapnr);
 int kprobe_int3_handler(struct pt_regs *regs);
+
+#if IS_ENABLED(CONFIG_KPROBES_SANITY_TEST)
+/* int3 traps kprobes handled, per CPU: lets the tests see which path ran. */
+DECLARE_PER_CPU(unsigned long, kprobe_int3_traps);
+#endif
 
 #endif /* CONFIG_KPROBES */
 #endif /* _ASM_X86_KPROBES_H */

@@ -20,8 +20,17 @@
  *    (slots are in the module area, within +-2 GiB of all kernel text).
  *
  * Running the copy with interrupts off means a task can never be
- * preempted or migrated inside a slot, so one synchronize_rcu() after a
- * probe left the table is enough before its slot is reused.
+ * preempted or migrated inside the trapping copy.
+ *
+ * Boosting: a copied instruction that can run anywhere gets a second
+ * copy in its slot, followed by a jump back to the instruction after the
+ * original. Once the trapping copy has run cleanly once, hits of a site
+ * without a post_handler leave the probe as soon as the handlers are
+ * done and send the CPU to the boosted copy with its own interrupt flag:
+ * one trap per hit instead of two. A task may then be interrupted, and
+ * on a preemptible kernel preempted, inside the boosted copy: such a
+ * slot is freed "dirty", and the core reuses it only after an RCU-tasks
+ * grace period (see can_boost() and arch_remove_kprobe()).
  *
  * Per-CPU state: kprobe_running() is the probe being handled; the
  * kprobe_ctlblk says at which stage (KPROBE_HIT_*), and holds the
@@ -313,32 +322,88 @@ void *alloc_insn_page(void)
 	return page;
 }
 
-/* Copy @buf (the decoded @insn from @addr) into a new slot, then an int3. */
+/*
+ * May hits run the copy of @insn (at @addr) without trapping after it?
+ * Only instructions the core copies get here: every control transfer is
+ * emulated instead, so the copy's effect depends on where it runs only
+ * through a RIP-relative operand, which the copy has fixed up.
+ */
+static bool can_boost(struct insn *insn, unsigned long addr)
+{
+	/*
+	 * A task interrupted in a boosted copy is not in a probe hit. On a
+	 * preemptible kernel it may be preempted there, and only tasks RCU
+	 * can tell when no task is left inside the slot.
+	 */
+	if (IS_ENABLED(CONFIG_PREEMPTION) && !IS_ENABLED(CONFIG_TASKS_RCU))
+		return false;
+	/* The boosted copy and its jump back share half a slot. */
+	if (insn->length > KPROBE_SLOT_SIZE - KPROBE_BOOST_OFFSET - JMP32_INSN_SIZE)
+		return false;
+	/*
+	 * An instruction with an exception-table entry is expected to
+	 * fault. A fault in the boosted copy happens outside the probe hit
+	 * at an address the exception table does not know: the trapping
+	 * copy rewinds such a fault to the original address instead.
+	 */
+	if (search_exception_tables(addr))
+		return false;
+	return true;
+}
+
+/*
+ * Write the copy of @insn (from @buf) that will run at @at into @dst;
+ * a RIP-relative operand is adjusted to reach the same target from there.
+ */
+static int copy_insn(u8 *dst, struct insn *insn, const u8 *buf,
+		     unsigned long from, unsigned long at)
+{
+	s64 disp;
+	s32 disp32;
+
+	memcpy(dst, buf, insn->length);
+	if (!insn_rip_relative(insn))
+		return 0;
+	disp = (s64)insn->displacement.value + (long)from - (long)at;
+	disp32 = disp;
+	if (disp != disp32)
+		return -ERANGE;
+	memcpy(dst + insn_offset_displacement(insn), &disp32, sizeof(disp32));
+	return 0;
+}
+
+/*
+ * Fill a new slot: the trapping copy of @insn at its start, and, for a
+ * boostable instruction, the boosted copy with its jump back.
+ */
 static int fill_slot(struct kprobe *p, struct insn *insn, const u8 *buf)
 {
-	u8 copy[KPROBE_SLOT_SIZE];
-	kprobe_opcode_t *slot;
+	unsigned long addr = (unsigned long)p->addr;
 	unsigned int len = insn->length;
+	u8 image[KPROBE_SLOT_SIZE];
+	unsigned long boosted;
+	kprobe_opcode_t *slot;
+	int ret;
 
 	slot = get_insn_slot();
 	if (!slot)
 		return -ENOMEM;
 
-	memcpy(copy, buf, len);
-	if (insn_rip_relative(insn)) {
-		/* Same target from the slot: disp grows by (addr - slot). */
-		s64 disp = (s64)insn->displacement.value +
-			   ((long)p->addr - (long)slot);
-		s32 disp32 = disp;
-
-		if (disp != disp32) {
-			free_insn_slot(slot, 0);
-			return -ERANGE;
-		}
-		memcpy(copy + insn_offset_displacement(insn), &disp32, sizeof(disp32));
+	memset(image, INT3_INSN_OPCODE, sizeof(image));
+	ret = copy_insn(image, insn, buf, addr, (unsigned long)slot);
+	if (!ret && can_boost(insn, addr)) {
+		boosted = (unsigned long)slot + KPROBE_BOOST_OFFSET;
+		ret = copy_insn(image + KPROBE_BOOST_OFFSET, insn, buf, addr, boosted);
+		__text_gen_insn(image + KPROBE_BOOST_OFFSET + len, JMP32_INSN_OPCODE,
+				(void *)(boosted + len), (void *)(addr + len),
+				JMP32_INSN_SIZE);
+		p->ainsn.boost = KPROBE_BOOST_AFTER_RUN;
 	}
-	copy[len] = INT3_INSN_OPCODE;
-	text_poke(slot, copy, len + INT3_INSN_SIZE);
+	if (ret) {
+		free_insn_slot(slot, 0);
+		return ret;
+	}
+	text_poke(slot, image, sizeof(image));
 	p->ainsn.insn = slot;
 	return 0;
 }
@@ -384,8 +449,12 @@ int arch_prepare_kprobe(struct kprobe *p)
  */
 void arch_remove_kprobe(struct kprobe *p)
 {
+	/* Only a preempted task can outlive the core's synchronize_rcu(). */
+	bool dirty = IS_ENABLED(CONFIG_PREEMPTION) &&
+		     p->ainsn.boost != KPROBE_BOOST_NEVER;
+
 	if (p->ainsn.insn) {
-		free_insn_slot(p->ainsn.insn, 0);
+		free_insn_slot(p->ainsn.insn, dirty);
 		p->ainsn.insn = NULL;
 	}
 }
@@ -576,6 +645,13 @@ static void run_probed_insn(struct kprobe *p, struct pt_regs *regs,
 		finish_hit(p, regs, kcb, nested);
 		return;
 	}
+	if (!nested && !p->post_handler &&
+	    READ_ONCE(p->ainsn.boost) == KPROBE_BOOST_READY) {
+		/* Nothing left to do after the copy: leave the hit now. */
+		reset_current_kprobe();
+		regs->ip = (unsigned long)p->ainsn.insn + KPROBE_BOOST_OFFSET;
+		return;
+	}
 	kcb->kprobe_status = nested ? KPROBE_REENTER : KPROBE_HIT_SS;
 	kcb->saved_if = regs->flags & X86_EFLAGS_IF;
 	regs->flags &= ~X86_EFLAGS_IF;
@@ -609,15 +685,21 @@ static bool is_copy_return(struct kprobe *cur, struct kprobe_ctlblk *kcb,
 }
 NOKPROBE_SYMBOL(is_copy_return);
 
-/**
- * kprobe_int3_handler() - handle an int3 that may be ours
- * @regs: the trapped context; regs->ip is just past the int3
- *
- * Called by exc_int3() with interrupts off.
- *
- * Return: 1 when the trap was ours and is handled, 0 otherwise.
- */
-int kprobe_int3_handler(struct pt_regs *regs)
+#if IS_ENABLED(CONFIG_KPROBES_SANITY_TEST)
+DEFINE_PER_CPU(unsigned long, kprobe_int3_traps);
+EXPORT_PER_CPU_SYMBOL_GPL(kprobe_int3_traps);
+
+static __always_inline void count_int3_trap(void)
+{
+	__this_cpu_inc(kprobe_int3_traps);
+}
+#else
+static __always_inline void count_int3_trap(void)
+{
+}
+#endif
+
+static __always_inline int handle_int3(struct pt_regs *regs)
 {
 	kprobe_opcode_t *addr;
 	struct kprobe_ctlblk *kcb;
@@ -651,6 +733,8 @@ int kprobe_int3_handler(struct pt_regs *regs)
 	}
 
 	if (is_copy_return(cur, kcb, addr)) {
+		if (READ_ONCE(cur->ainsn.boost) == KPROBE_BOOST_AFTER_RUN)
+			WRITE_ONCE(cur->ainsn.boost, KPROBE_BOOST_READY);
 		regs->ip = (unsigned long)cur->addr + cur->ainsn.size;
 		regs->flags |= kcb->saved_if;
 		finish_hit(cur, regs, kcb, kcb->kprobe_status == KPROBE_REENTER);
@@ -666,6 +750,22 @@ int kprobe_int3_handler(struct pt_regs *regs)
 		return 1;
 	}
 	return 0;
+}
+
+/**
+ * kprobe_int3_handler() - handle an int3 that may be ours
+ * @regs: the trapped context; regs->ip is just past the int3
+ *
+ * Called by exc_int3() with interrupts off.
+ *
+ * Return: 1 when the trap was ours and is handled, 0 otherwise.
+ */
+int kprobe_int3_handler(struct pt_regs *regs)
+{
+	if (!handle_int3(regs))
+		return 0;
+	count_int3_trap();
+	return 1;
 }
 NOKPROBE_SYMBOL(kprobe_int3_handler);
 
@@ -696,6 +796,9 @@ int kprobe_fault_handler(struct pt_regs *regs, int trapnr)
 
 	regs->ip = (unsigned long)cur->addr;
 	regs->flags |= kcb->saved_if;
+	/* Its first run did not end cleanly: never boost it. */
+	if (READ_ONCE(cur->ainsn.boost) == KPROBE_BOOST_AFTER_RUN)
+		WRITE_ONCE(cur->ainsn.boost, KPROBE_BOOST_NEVER);
 	if (kcb->kprobe_status == KPROBE_REENTER)
 		pop_hit_state(kcb);
 	else
