@@ -138,6 +138,38 @@ static nokprobe_inline bool kprobe_is_aggr(struct kprobe *p)
 	return p->pre_handler == aggr_pre_handler;
 }
 
+/*
+ * An aggregate site as the core allocates it: with room for the
+ * optimizer, and its own link for the batch that frees it, since the
+ * hit path may walk its ->list (the members) until it is unhashed.
+ */
+struct kprobe_aggregate {
+#ifdef CONFIG_OPTPROBES
+	struct optimized_kprobe op;
+#else
+	struct kprobe kp;
+#endif
+	struct list_head dying;
+};
+
+static struct kprobe_aggregate *to_aggr(struct kprobe *site)
+{
+#ifdef CONFIG_OPTPROBES
+	return container_of(site, struct kprobe_aggregate, op.kp);
+#else
+	return container_of(site, struct kprobe_aggregate, kp);
+#endif
+}
+
+static struct kprobe *aggr_site(struct kprobe_aggregate *agg)
+{
+#ifdef CONFIG_OPTPROBES
+	return &agg->op.kp;
+#else
+	return &agg->kp;
+#endif
+}
+
 /* Run every enabled member's pre_handler; stop at one that redirects. */
 static int aggr_pre_handler(struct kprobe *site, struct pt_regs *regs)
 {
@@ -764,7 +796,9 @@ struct ftrace_site_list {
 
 /*
  * struct kprobe_batch - the sites one registration call changes
- * @free_list: sites leaving the table, freed after one grace period
+ * @free_list: lone sites leaving the table, freed after one grace period
+ *	(linked by their ->list, which only an aggregate's readers walk)
+ * @free_aggregates: the same for aggregates (by kprobe_aggregate::dying)
  * @ftrace_arm, @ftrace_disarm: ftrace sites to add to/remove from our
  *	ftrace filter, after text_mutex is dropped
  * @poked: breakpoint writes were queued and must be applied
@@ -773,6 +807,7 @@ struct ftrace_site_list {
  */
 struct kprobe_batch {
 	struct list_head free_list;
+	struct list_head free_aggregates;
 	struct ftrace_site_list ftrace_arm;
 	struct ftrace_site_list ftrace_disarm;
 	bool poked;
@@ -913,38 +948,11 @@ out:
 	return ret;
 }
 
-/*
- * Bring a site's armed state in line with site_wants_armed(). Breakpoint
- * writes are queued in the arch (the caller holds text_mutex and calls
- * batch_apply_text()); ftrace sites are collected for batch_finish().
- */
-static int site_sync_armed(struct kprobe_batch *b, struct kprobe *site)
-{
-	bool want = site_wants_armed(site);
-	int ret = 0;
-
-	if (want == site_is_armed(site))
-		return 0;
-	if (kprobe_gone(site) && !kprobe_ftrace(site)) {
-		/* Its text is gone: there is no breakpoint to take out. */
-		site->flags &= ~KPROBE_FLAG_ARMED;
-		return 0;
-	}
-	if (kprobe_ftrace(site)) {
-		ret = site_list_add(want ? &b->ftrace_arm : &b->ftrace_disarm, site);
-	} else {
-		arch_kprobe_queue_arm(site, want);
-		b->poked = true;
-	}
-	if (!ret)
-		site->flags ^= KPROBE_FLAG_ARMED;
-	return ret;
-}
-
 static void batch_init(struct kprobe_batch *b)
 {
 	memset(b, 0, sizeof(*b));
 	INIT_LIST_HEAD(&b->free_list);
+	INIT_LIST_HEAD(&b->free_aggregates);
 }
 
 static void kprobes_lock_text(void)
@@ -968,6 +976,181 @@ static void batch_apply_text(struct kprobe_batch *b)
 		arch_kprobe_queue_apply();
 	b->poked = false;
 }
+
+/* ---- the optimizer: which sites get a jump ------------------------------ */
+
+#ifdef CONFIG_OPTPROBES
+/*
+ * Private site flag: on the optimizer's queue (optimizing_list, or the
+ * list the optimizer claimed from it). Under kprobe_mutex.
+ */
+#define KPROBE_FLAG_OPT_QUEUED	BIT(28)
+
+/* debug.kprobes-optimization. Under kprobe_mutex. */
+static int kprobes_optimization = 1;
+
+/* Sites waiting for the optimizer, by optimized_kprobe::list. Under kprobe_mutex. */
+static LIST_HEAD(optimizing_list);
+
+static void kprobe_optimizer(struct work_struct *work);
+static DECLARE_DELAYED_WORK(optimizer_work, kprobe_optimizer);
+
+/* Registrations arriving together share one optimizer run. */
+#define OPTIMIZE_DELAY	5
+
+static struct optimized_kprobe *to_op(struct kprobe *site)
+{
+	return &to_aggr(site)->op;
+}
+
+/* Only aggregates can be optimized: the core allocated them with room. */
+static bool site_has_detour(struct kprobe *site)
+{
+	return kprobe_is_aggr(site) && to_op(site)->optinsn.insn;
+}
+
+/* Does another probe sit inside the region the site's jump would cover? */
+static bool region_has_probe(struct kprobe *site)
+{
+	size_t i;
+
+	for (i = 1; i < to_op(site)->optinsn.size; i++)
+		if (get_kprobe(site->addr + i))
+			return true;
+	return false;
+}
+
+/*
+ * May the site be reached by a jump instead of a trap? A post_handler
+ * needs the trap after the probed instruction, and a probe inside the
+ * region needs its own breakpoint.
+ */
+static bool site_wants_optimized(struct kprobe *site)
+{
+	return kprobes_optimization && site_wants_armed(site) &&
+	       site_has_detour(site) && !site->post_handler &&
+	       !region_has_probe(site);
+}
+
+static void optimizer_queue(struct kprobe *site)
+{
+	if (site->flags & (KPROBE_FLAG_OPTIMIZED | KPROBE_FLAG_OPT_QUEUED))
+		return;
+	site->flags |= KPROBE_FLAG_OPT_QUEUED;
+	list_add_tail(&to_op(site)->list, &optimizing_list);
+	schedule_delayed_work(&optimizer_work, OPTIMIZE_DELAY);
+}
+
+/*
+ * Bring the site's optimization in line with site_wants_optimized(),
+ * given whether the site is to stay armed: queue it for the optimizer,
+ * or take it off the queue and take its jump out. The jump is replaced
+ * by the int3 when the site stays armed, by the original bytes when not
+ * (the site is then disarmed here).
+ */
+static void site_sync_optimized(struct kprobe_batch *b, struct kprobe *site,
+				bool armed)
+{
+	if (!kprobe_is_aggr(site))
+		return;
+	if (armed && site_wants_optimized(site)) {
+		optimizer_queue(site);
+		return;
+	}
+	if (site->flags & KPROBE_FLAG_OPT_QUEUED)
+		list_del_init(&to_op(site)->list);
+	WRITE_ONCE(site->flags, site->flags &
+		   ~(KPROBE_FLAG_OPT_QUEUED | KPROBE_FLAG_OPT_READY));
+	if (!kprobe_optimized(site))
+		return;
+	site->flags &= ~KPROBE_FLAG_OPTIMIZED;
+	if (kprobe_gone(site)) {
+		arch_kprobe_gone_unoptimized(to_op(site));
+		return;
+	}
+	arch_kprobe_queue_unoptimize(to_op(site), armed);
+	b->poked = true;
+	if (!armed)
+		site->flags &= ~KPROBE_FLAG_ARMED;
+}
+
+/*
+ * A new probe at @addr: sites whose region covers it lose their jump,
+ * written at once so that the new breakpoint does not land in a jump.
+ */
+static void sync_covering_sites(struct kprobe_batch *b, kprobe_opcode_t *addr)
+{
+	struct kprobe *site;
+	int k;
+
+	for (k = 1; k < MAX_OPTIMIZED_LENGTH; k++) {
+		site = get_kprobe(addr - k);
+		if (!site || !site_has_detour(site) ||
+		    !arch_within_optimized_kprobe(to_op(site), addr))
+			continue;
+		site_sync_optimized(b, site, site_wants_armed(site));
+		batch_apply_text(b);
+	}
+}
+
+/* The probe at @addr is gone from the table: covering sites may optimize. */
+static void requeue_covering_sites(kprobe_opcode_t *addr)
+{
+	struct kprobe *site;
+	int k;
+
+	for (k = 1; k < MAX_OPTIMIZED_LENGTH; k++) {
+		site = get_kprobe(addr - k);
+		if (site && site_has_detour(site) && site_is_armed(site) &&
+		    site_wants_optimized(site))
+			optimizer_queue(site);
+	}
+}
+#else
+static void site_sync_optimized(struct kprobe_batch *b, struct kprobe *site,
+				bool armed)
+{
+}
+
+static void sync_covering_sites(struct kprobe_batch *b, kprobe_opcode_t *addr)
+{
+}
+
+static void requeue_covering_sites(kprobe_opcode_t *addr)
+{
+}
+#endif /* CONFIG_OPTPROBES */
+
+/*
+ * Bring a site's armed state in line with site_wants_armed(), and its
+ * optimization with site_wants_optimized(). Breakpoint writes are queued
+ * in the arch (the caller holds text_mutex and calls batch_apply_text());
+ * ftrace sites are collected for batch_finish().
+ */
+static int site_sync_armed(struct kprobe_batch *b, struct kprobe *site)
+{
+	bool want = site_wants_armed(site);
+	int ret = 0;
+
+	site_sync_optimized(b, site, want);
+	if (want == site_is_armed(site))
+		return 0;
+	if (kprobe_gone(site) && !kprobe_ftrace(site)) {
+		/* Its text is gone: there is no breakpoint to take out. */
+		site->flags &= ~KPROBE_FLAG_ARMED;
+		return 0;
+	}
+	if (kprobe_ftrace(site)) {
+		ret = site_list_add(want ? &b->ftrace_arm : &b->ftrace_disarm, site);
+	} else {
+		arch_kprobe_queue_arm(site, want);
+		b->poked = true;
+	}
+	if (!ret)
+		site->flags ^= KPROBE_FLAG_ARMED;
+	return ret;
+}
+
 
 /* ---- preparing and releasing a site's arch state ------------------------ */
 
@@ -1067,9 +1250,14 @@ static void release_site(struct kprobe *site)
 {
 	if (!kprobe_ftrace(site))
 		arch_remove_kprobe(site);
-	if (kprobe_is_aggr(site))
-		kfree(site);
+	if (!kprobe_is_aggr(site))
+		return;
+#ifdef CONFIG_OPTPROBES
+	arch_remove_optimized_kprobe(to_op(site));
+#endif
+	kfree(to_aggr(site));
 }
+
 
 /* ---- registering -------------------------------------------------------- */
 
@@ -1092,11 +1280,29 @@ static bool is_registered(struct kprobe *p, struct kprobe **site_out)
 	return false;
 }
 
-/* Turn a lone site into an aggregate holding it; returns the aggregate. */
-static struct kprobe *make_aggregate(struct kprobe *lone)
+static struct kprobe *alloc_aggregate(void)
 {
-	struct kprobe *ag = kzalloc(sizeof(*ag), GFP_KERNEL);
+	struct kprobe_aggregate *agg = kzalloc(sizeof(*agg), GFP_KERNEL);
 
+	if (!agg)
+		return NULL;
+	INIT_LIST_HEAD(&agg->dying);
+#ifdef CONFIG_OPTPROBES
+	INIT_LIST_HEAD(&agg->op.list);
+	return &agg->op.kp;
+#else
+	return &agg->kp;
+#endif
+}
+
+/*
+ * Turn a lone site into an aggregate holding it; returns the aggregate.
+ * @ag is a fresh one from alloc_aggregate(), or NULL to allocate it here.
+ */
+static struct kprobe *make_aggregate(struct kprobe *lone, struct kprobe *ag)
+{
+	if (!ag)
+		ag = alloc_aggregate();
 	if (!ag)
 		return NULL;
 	ag->addr = lone->addr;
@@ -1136,6 +1342,35 @@ static void update_aggregate(struct kprobe *site)
 }
 
 /*
+ * Put a new site (@p, prepared) into the table. Where the arch can reach
+ * it with a jump, it goes in as an aggregate holding @p, with its detour
+ * ready; otherwise as itself. Returns the site.
+ */
+static struct kprobe *insert_new_site(struct kprobe *p)
+{
+#ifdef CONFIG_OPTPROBES
+	struct kprobe *ag = NULL;
+
+	if (!kprobe_ftrace(p)) {
+		ag = alloc_aggregate();
+		if (ag) {
+			ag->addr = p->addr;
+			if (arch_prepare_optimized_kprobe(to_op(ag), p)) {
+				kfree(to_aggr(ag));
+				ag = NULL;
+			}
+		}
+	}
+	hlist_add_head_rcu(&p->hlist, kprobe_bucket(p->addr));
+	if (ag)
+		return make_aggregate(p, ag);
+#else
+	hlist_add_head_rcu(&p->hlist, kprobe_bucket(p->addr));
+#endif
+	return p;
+}
+
+/*
  * A gone site is still in the table (its probes are still registered)
  * but its text was freed, and now new text at the same address is being
  * probed. Keep the old probes as gone members and give the site a fresh
@@ -1146,12 +1381,15 @@ static struct kprobe *revive_gone_site(struct kprobe *site, struct kprobe *p)
 	int ret;
 
 	if (!kprobe_is_aggr(site)) {
-		site = make_aggregate(site);
+		site = make_aggregate(site, NULL);
 		if (!site)
 			return ERR_PTR(-ENOMEM);
 	}
 	if (!kprobe_ftrace(site))
 		arch_remove_kprobe(site);
+#ifdef CONFIG_OPTPROBES
+	arch_remove_optimized_kprobe(to_op(site));
+#endif
 	site->flags &= ~(KPROBE_FLAG_GONE | KPROBE_FLAG_FTRACE | KPROBE_FLAGS_PRIVATE);
 	site->flags |= p->flags & KPROBE_FLAG_FTRACE;
 	ret = prepare_site(site);
@@ -1159,6 +1397,11 @@ static struct kprobe *revive_gone_site(struct kprobe *site, struct kprobe *p)
 		site->flags |= KPROBE_FLAG_GONE;
 		return ERR_PTR(ret);
 	}
+#ifdef CONFIG_OPTPROBES
+	/* Not being able to optimize the new text is no error. */
+	if (!kprobe_ftrace(site))
+		arch_prepare_optimized_kprobe(to_op(site), p);
+#endif
 	return site;
 }
 
@@ -1222,7 +1465,7 @@ static int add_probe(struct kprobe_batch *b, struct kprobe *p)
 			goto out;
 		}
 		if (!kprobe_is_aggr(site)) {
-			site = make_aggregate(site);
+			site = make_aggregate(site, NULL);
 			if (!site) {
 				ret = -ENOMEM;
 				goto out;
@@ -1235,8 +1478,8 @@ static int add_probe(struct kprobe_batch *b, struct kprobe *p)
 		ret = prepare_site(p);
 		if (ret)
 			goto out;
-		site = p;
-		hlist_add_head_rcu(&p->hlist, kprobe_bucket(p->addr));
+		site = insert_new_site(p);
+		sync_covering_sites(b, p->addr);
 	}
 
 	ret = site_sync_armed(b, site);
@@ -1290,7 +1533,10 @@ static void remove_probe(struct kprobe_batch *b, struct kprobe *p, struct kprobe
 	}
 	site->flags |= KPROBE_FLAG_DYING;
 	site_sync_armed(b, site);
-	list_add_tail(&site->list, &b->free_list);
+	if (kprobe_is_aggr(site))
+		list_add_tail(&to_aggr(site)->dying, &b->free_aggregates);
+	else
+		list_add_tail(&site->list, &b->free_list);
 }
 
 /*
@@ -1300,6 +1546,7 @@ static void remove_probe(struct kprobe_batch *b, struct kprobe *p, struct kprobe
  */
 static int batch_finish(struct kprobe_batch *b)
 {
+	struct kprobe_aggregate *agg, *next_agg;
 	struct kprobe *site, *next;
 	int ret, err;
 
@@ -1312,6 +1559,12 @@ static int batch_finish(struct kprobe_batch *b)
 
 	list_for_each_entry(site, &b->free_list, list)
 		hlist_del_init_rcu(&site->hlist);
+	list_for_each_entry(agg, &b->free_aggregates, dying)
+		hlist_del_init_rcu(&aggr_site(agg)->hlist);
+	list_for_each_entry(site, &b->free_list, list)
+		requeue_covering_sites(site->addr);
+	list_for_each_entry(agg, &b->free_aggregates, dying)
+		requeue_covering_sites(aggr_site(agg)->addr);
 
 	if (!b->need_sync)
 		return ret;
@@ -1324,6 +1577,10 @@ static int batch_finish(struct kprobe_batch *b)
 		list_del_init(&site->list);
 		site->flags &= ~KPROBE_FLAGS_PRIVATE;
 		release_site(site);
+	}
+	list_for_each_entry_safe(agg, next_agg, &b->free_aggregates, dying) {
+		list_del_init(&agg->dying);
+		release_site(aggr_site(agg));
 	}
 	return ret;
 }
@@ -1891,6 +2148,22 @@ void unregister_kretprobe(struct kretprobe *rp)
 }
 EXPORT_SYMBOL_GPL(unregister_kretprobe);
 
+/* Bring every site in line with the current switches; kprobe_mutex held. */
+static int __maybe_unused sync_all_sites(void)
+{
+	struct kprobe_batch b;
+	struct kprobe *site;
+	unsigned int i;
+	int ret = 0;
+
+	batch_init(&b);
+	kprobes_lock_text();
+	for (i = 0; i < KPROBE_TABLE_SIZE; i++)
+		hlist_for_each_entry(site, &kprobe_table[i], hlist)
+			ret = site_sync_armed(&b, site) ?: ret;
+	return batch_finish(&b) ?: ret;
+}
+
 /* ---- debugfs ------------------------------------------------------------ */
 
 #ifdef CONFIG_DEBUG_FS
@@ -2028,21 +2301,13 @@ DEFINE_SEQ_ATTRIBUTE(kprobes_stats);
 /* Arm or disarm every site, keeping each probe's own disabled state. */
 static int set_all_armed(bool arm)
 {
-	struct kprobe_batch b;
-	struct kprobe *site;
-	unsigned int i;
 	int ret = 0;
 
 	mutex_lock(&kprobe_mutex);
 	if (kprobes_all_disarmed == !arm)
 		goto out;
 	kprobes_all_disarmed = !arm;
-	batch_init(&b);
-	kprobes_lock_text();
-	for (i = 0; i < KPROBE_TABLE_SIZE; i++)
-		hlist_for_each_entry(site, &kprobe_table[i], hlist)
-			ret = site_sync_armed(&b, site) ?: ret;
-	ret = batch_finish(&b) ?: ret;
+	ret = sync_all_sites();
 	pr_info("kprobes globally %s\n", arm ? "enabled" : "disabled");
 out:
 	mutex_unlock(&kprobe_mutex);
@@ -2121,15 +2386,98 @@ static int __init kprobes_debugfs_init(void)
 late_initcall(kprobes_debugfs_init);
 #endif /* CONFIG_DEBUG_FS */
 
-/* ---- sysctl ---------------------------------------------------------------- */
+/* ---- the optimizer: writing the jumps, and its sysctl --------------------- */
 
 #ifdef CONFIG_OPTPROBES
 /*
- * debug.kprobes-optimization: whether probes may be optimized into jumps.
- * 1 by default; only 0 and 1 are accepted. The optimizer that honours it
- * is not implemented yet, so today no probe is optimized either way.
+ * Optimize the queued sites. They are marked OPT_READY first, so that
+ * breakpoint hits no longer return into the region after its first
+ * instruction; after a grace period no task is inside a region (RCU
+ * tasks: a preempted task may have been in one), and all the jumps are
+ * written in one batch. Sites whose state changed meanwhile were taken
+ * off the list by site_sync_optimized(); the rest are checked again.
  */
-static int kprobes_optimization = 1;
+static void kprobe_optimizer(struct work_struct *work)
+{
+	struct optimized_kprobe *op, *next;
+	struct kprobe_batch b;
+	LIST_HEAD(claimed);
+	bool empty;
+
+	mutex_lock(&kprobe_mutex);
+	list_splice_init(&optimizing_list, &claimed);
+	list_for_each_entry_safe(op, next, &claimed, list) {
+		if (site_wants_optimized(&op->kp) && site_is_armed(&op->kp)) {
+			WRITE_ONCE(op->kp.flags, op->kp.flags | KPROBE_FLAG_OPT_READY);
+			continue;
+		}
+		list_del_init(&op->list);
+		op->kp.flags &= ~KPROBE_FLAG_OPT_QUEUED;
+	}
+	empty = list_empty(&claimed);
+	mutex_unlock(&kprobe_mutex);
+	if (empty)
+		return;
+
+	synchronize_rcu_tasks();
+
+	mutex_lock(&kprobe_mutex);
+	batch_init(&b);
+	kprobes_lock_text();
+	list_for_each_entry_safe(op, next, &claimed, list) {
+		list_del_init(&op->list);
+		op->kp.flags &= ~KPROBE_FLAG_OPT_QUEUED;
+		if (site_wants_optimized(&op->kp) && site_is_armed(&op->kp) &&
+		    (op->kp.flags & KPROBE_FLAG_OPT_READY)) {
+			arch_kprobe_queue_optimize(op);
+			op->kp.flags |= KPROBE_FLAG_OPTIMIZED;
+			b.poked = true;
+		} else {
+			site_sync_armed(&b, &op->kp);
+		}
+	}
+	batch_finish(&b);
+	mutex_unlock(&kprobe_mutex);
+}
+
+/**
+ * wait_for_kprobe_optimizer() - wait until every queued site is optimized
+ *
+ * Sites that may be optimized are queued at registration and optimized
+ * by a worker a little later; tests and tracers that want to see the
+ * result call this first.
+ */
+void wait_for_kprobe_optimizer(void)
+{
+	mutex_lock(&kprobe_mutex);
+	while (!list_empty(&optimizing_list)) {
+		mutex_unlock(&kprobe_mutex);
+		flush_delayed_work(&optimizer_work);
+		mutex_lock(&kprobe_mutex);
+	}
+	mutex_unlock(&kprobe_mutex);
+	/* A run that claimed its list before we looked. */
+	flush_delayed_work(&optimizer_work);
+}
+EXPORT_SYMBOL_GPL(wait_for_kprobe_optimizer);
+
+/*
+ * debug.kprobes-optimization: 1 (the default) lets sites be optimized,
+ * 0 takes every jump out (in one batch) and keeps new sites on int3.
+ * Only 0 and 1 are accepted.
+ */
+static int proc_kprobes_optimization(const struct ctl_table *table, int write,
+				     void *buffer, size_t *length, loff_t *ppos)
+{
+	int ret;
+
+	mutex_lock(&kprobe_mutex);
+	ret = proc_dointvec_minmax(table, write, buffer, length, ppos);
+	if (!ret && write)
+		ret = sync_all_sites();
+	mutex_unlock(&kprobe_mutex);
+	return ret;
+}
 
 static struct ctl_table kprobe_sysctls[] = {
 	{
@@ -2137,7 +2485,7 @@ static struct ctl_table kprobe_sysctls[] = {
 		.data		= &kprobes_optimization,
 		.maxlen		= sizeof(int),
 		.mode		= 0644,
-		.proc_handler	= proc_dointvec_minmax,
+		.proc_handler	= proc_kprobes_optimization,
 		.extra1		= SYSCTL_ZERO,
 		.extra2		= SYSCTL_ONE,
 	},
@@ -2148,7 +2496,7 @@ static int __init kprobes_sysctl_init(void)
 	return register_sysctl("debug", kprobe_sysctls) ? 0 : -ENOMEM;
 }
 late_initcall(kprobes_sysctl_init);
-#endif
+#endif /* CONFIG_OPTPROBES */
 
 /* ---- init ----------------------------------------------------------------- */
 

@@ -123,6 +123,9 @@ unsigned long kpt_callmem(void);	/* call *kpt_fnptr(%rip) at +0 */
 unsigned long kpt_pushf(void);		/* pushf at +0; returns the flags */
 unsigned long kpt_fault_load(unsigned long addr); /* load at +7, fixup */
 void kpt_unsupported(void);		/* int3 at +0, ud2 at +1 */
+unsigned long kpt_opt(unsigned long x);	/* x + 6; optimizable at +0, covers +3 */
+unsigned long kpt_inc(unsigned long x);	/* x + 1; add at +3 boostable, not optimizable */
+unsigned long kpt_opt_many(void);	/* 256 five-byte adds from +2; 256000 */
 
 asm(
 	".pushsection .text\n"
@@ -216,6 +219,27 @@ asm(
 	"	int3\n"
 	"	ud2\n"
 	KPT_END(kpt_unsupported)
+
+	KPT_FUNC(kpt_inc)
+	"	movq %rdi, %rax\n"
+	"	addq $1, %rax\n"
+	KPT_RET
+	KPT_END(kpt_inc)
+
+	KPT_FUNC(kpt_opt)
+	"	movq %rdi, %rax\n"
+	"	addq $5, %rax\n"
+	"	addq $1, %rax\n"
+	KPT_RET
+	KPT_END(kpt_opt)
+
+	KPT_FUNC(kpt_opt_many)
+	"	xorl %eax, %eax\n"
+	"	.rept 256\n"
+	"	addl $1000, %eax\n"
+	"	.endr\n"
+	KPT_RET
+	KPT_END(kpt_opt_many)
 	".popsection\n"
 );
 #endif /* CONFIG_X86_64 */
@@ -295,6 +319,20 @@ static unsigned long probe_hits(struct kprobe *p)
 	return sum;
 }
 
+static bool site_holds(struct kprobe *site, struct kprobe *p)
+{
+	struct kprobe *m;
+
+	if (site == p)
+		return true;
+	if (!site || site->addr != p->addr)
+		return false;
+	list_for_each_entry(m, &site->list, list)
+		if (m == p)
+			return true;
+	return false;
+}
+
 static void init_probe(struct kprobe *p, void *addr, const char *sym,
 		       unsigned int offset, kprobe_pre_handler_t pre,
 		       kprobe_post_handler_t post)
@@ -333,7 +371,8 @@ static void test_kprobe_by_addr(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
 	KUNIT_EXPECT_EQ(test, target2(rand1), rand1 / DIV_FACTOR + 1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
-	KUNIT_EXPECT_PTR_EQ(test, probe_at(kp.addr), &kp);
+	/* The site is the probe, or an aggregate (made to be optimized) holding it. */
+	KUNIT_EXPECT_TRUE(test, site_holds(probe_at(kp.addr), &kp));
 	unregister_kprobe(&kp);
 	KUNIT_EXPECT_NULL(test, probe_at(kp.addr));
 }
@@ -712,12 +751,14 @@ static bool hammer_stop;
 static atomic_t hammer_calls, hammer_wrong;
 
 /* Call kprobe_target2 until told to stop, checking every result. */
+static u32 hammer_expect;
+
 static int hammer_fn(void *data)
 {
 	u32 (*fn)(u32) = data;
 
 	while (!READ_ONCE(hammer_stop)) {
-		if (fn(rand1) != rand1 / DIV_FACTOR + 1)
+		if (fn(rand1) != hammer_expect)
 			atomic_inc(&hammer_wrong);
 		/*
 		 * Mostly preempted, not sleeping: but an RCU-tasks grace
@@ -732,16 +773,23 @@ static int hammer_fn(void *data)
 }
 
 /* Start hammer_fn() on kprobe_target2 in a thread of its own. */
-static struct task_struct *start_hammer(struct kunit *test)
+/* A thread calling @fn(rand1) in a loop; @fn's probes must not change its result. */
+static struct task_struct *start_hammer_on(struct kunit *test, u32 (*fn)(u32))
 {
 	struct task_struct *hammer;
 
 	atomic_set(&hammer_wrong, 0);
 	atomic_set(&hammer_calls, 0);
 	WRITE_ONCE(hammer_stop, false);
-	hammer = kthread_run(hammer_fn, kprobe_target2, "kprobes-hammer");
+	hammer_expect = fn(rand1);
+	hammer = kthread_run(hammer_fn, fn, "kprobes-hammer");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(hammer));
 	return hammer;
+}
+
+static struct task_struct *start_hammer(struct kunit *test)
+{
+	return start_hammer_on(test, kprobe_target2);
 }
 
 static void stop_hammer(struct task_struct *hammer)
@@ -1127,25 +1175,31 @@ static unsigned long traps_for_calls(unsigned long (*fn)(void), int n,
  * from then on one trap per hit. A post_handler joining the site brings
  * the second trap back, and its leaving removes it again.
  */
+static unsigned long kpt_inc_5(void)
+{
+	return kpt_inc(5);
+}
+
 static void test_boost(struct kunit *test)
 {
+	void *addr = (void *)kpt_inc + 3;
 	struct kprobe kp, post;
 
-	init_probe(&kp, kpt_rip_load, NULL, 0, count_pre, NULL);
+	init_probe(&kp, addr, NULL, 0, count_pre, NULL);
 	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
-	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_rip_load, 1, kpt_rip_data, test), 2UL);
-	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_rip_load, 10, kpt_rip_data, test), 10UL);
+	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_inc_5, 1, 6, test), 2UL);
+	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_inc_5, 10, 6, test), 10UL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 11);
 
-	init_probe(&post, kpt_rip_load, NULL, 0, NULL, count_post);
+	init_probe(&post, addr, NULL, 0, NULL, count_post);
 	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&post));
-	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_rip_load, 3, kpt_rip_data, test), 6UL);
+	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_inc_5, 3, 6, test), 6UL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 3);
 	unregister_kprobe(&post);
-	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_rip_load, 3, kpt_rip_data, test), 3UL);
+	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_inc_5, 3, 6, test), 3UL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 17);
 	unregister_kprobe(&kp);
-	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_rip_load, 1, kpt_rip_data, test), 0UL);
+	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_inc_5, 1, 6, test), 0UL);
 }
 
 static unsigned long kpt_fault_load_good(void)
@@ -1177,6 +1231,11 @@ static void test_boost_refused_extable(struct kunit *test)
  * thread runs through it: a task interrupted (or, with CONFIG_PREEMPT,
  * preempted) in the boosted copy must not find its slot reused.
  */
+static u32 call_kpt_inc(u32 v)
+{
+	return kpt_inc(v);
+}
+
 static void test_boost_under_hits(struct kunit *test)
 {
 	struct task_struct *hammer;
@@ -1184,9 +1243,9 @@ static void test_boost_under_hits(struct kunit *test)
 	struct kprobe kp;
 	int i, before;
 
-	hammer = start_hammer(test);
+	hammer = start_hammer_on(test, call_kpt_inc);
 	for (i = 0; i < 20; i++) {
-		init_probe(&kp, (void *)kprobe_target2, NULL, 0, count_pre_quiet, NULL);
+		init_probe(&kp, (void *)kpt_inc + 3, NULL, 0, count_pre_quiet, NULL);
 		KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
 		/* The first hit readies the boost, the second may use it. */
 		before = atomic_read(&pre_hits);
@@ -1199,8 +1258,218 @@ static void test_boost_under_hits(struct kunit *test)
 	stop_hammer(hammer);
 	KUNIT_EXPECT_TRUE(test, boosted);
 	KUNIT_EXPECT_EQ(test, atomic_read(&hammer_wrong), 0);
-	KUNIT_EXPECT_NULL(test, probe_at((void *)kprobe_target2));
+	KUNIT_EXPECT_NULL(test, probe_at((void *)kpt_inc + 3));
 }
+
+#ifdef CONFIG_OPTPROBES
+static bool site_optimized(void *addr)
+{
+	struct kprobe *p = probe_at(addr);
+
+	return p && kprobe_optimized(p);
+}
+
+static unsigned long kpt_opt_10(void)
+{
+	return kpt_opt(10);
+}
+
+/* Handlers of an optimized probe see what a breakpoint hit shows them. */
+static int opt_regs_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	HANDLER_CHECK(regs->ip == (unsigned long)kpt_opt + 1);
+	HANDLER_CHECK(regs->di == 10);
+	HANDLER_CHECK(regs->flags & X86_EFLAGS_IF);
+	HANDLER_CHECK(regs->cs == __KERNEL_CS);
+	HANDLER_CHECK(kprobe_running() == p);
+	HANDLER_CHECK(!preemptible());
+	/* The probed code goes on with the registers as left here. */
+	regs->di = 20;
+	atomic_inc(&pre_hits);
+	return 0;
+}
+
+/*
+ * An optimized probe takes no trap; each reason not to be optimized
+ * takes its jump out at once, and the jump comes back (after the
+ * optimizer's delay) when the reason goes.
+ */
+static void test_optimized(struct kunit *test)
+{
+	struct kprobe kp, post, inner;
+
+	init_probe(&kp, kpt_opt, NULL, 0, opt_regs_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_TRUE(test, site_optimized(kpt_opt));
+	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_opt_10, 5, 26, test), 0UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 5);
+	KUNIT_EXPECT_EQ(test, probe_hits(&kp), 5UL);
+
+	/* A post_handler needs the trap after the instruction. */
+	init_probe(&post, kpt_opt, NULL, 0, NULL, count_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&post));
+	KUNIT_EXPECT_FALSE(test, site_optimized(kpt_opt));
+	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_opt_10, 3, 26, test), 6UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 3);
+	unregister_kprobe(&post);
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_TRUE(test, site_optimized(kpt_opt));
+
+	/* A probe inside the region the jump covers. */
+	init_probe(&inner, (void *)kpt_opt + 3, NULL, 0, count_pre2, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&inner));
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_FALSE(test, site_optimized(kpt_opt));
+	KUNIT_EXPECT_EQ(test, kpt_opt_10(), 26UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 1);
+	unregister_kprobe(&inner);
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_TRUE(test, site_optimized(kpt_opt));
+
+	/* Disabled: no jump, no trap, no handler. */
+	KUNIT_EXPECT_EQ(test, 0, disable_kprobe(&kp));
+	KUNIT_EXPECT_FALSE(test, site_optimized(kpt_opt));
+	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_opt_10, 2, 16, test), 0UL);
+	KUNIT_EXPECT_EQ(test, 0, enable_kprobe(&kp));
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_TRUE(test, site_optimized(kpt_opt));
+	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_opt_10, 1, 26, test), 0UL);
+
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_NULL(test, probe_at(kpt_opt));
+	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_opt_10, 1, 16, test), 0UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 3 + 5 + 1 + 1);
+}
+
+/* A redirecting pre_handler is honoured on an optimized probe. */
+static void test_optimized_redirect(struct kunit *test)
+{
+	struct kprobe kp;
+
+	init_probe(&kp, kpt_ret, NULL, 0, redirect_asm_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_TRUE(test, site_optimized(kpt_ret));
+	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_ret, 3, 9, test), 0UL);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, kpt_ret(), 7UL);
+}
+
+static u32 call_kpt_opt(u32 v)
+{
+	return kpt_opt(v);
+}
+
+/*
+ * Every transition while another thread runs through the site: optimize,
+ * unoptimize for a post_handler, for a probe in the region, for disable,
+ * and unregister.
+ */
+static void test_optimized_under_hits(struct kunit *test)
+{
+	struct task_struct *hammer;
+	struct kprobe kp, post, inner;
+	int i, before, optimized = 0;
+
+	hammer = start_hammer_on(test, call_kpt_opt);
+	for (i = 0; i < 5; i++) {
+		init_probe(&kp, kpt_opt, NULL, 0, count_pre_quiet, NULL);
+		KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+		wait_for_kprobe_optimizer();
+		optimized += site_optimized(kpt_opt);
+		before = atomic_read(&pre_hits);
+		KUNIT_EXPECT_TRUE(test, wait_for_hit(&pre_hits, before));
+
+		init_probe(&post, kpt_opt, NULL, 0, NULL, count_post2);
+		KUNIT_ASSERT_EQ(test, 0, register_kprobe(&post));
+		before = atomic_read(&post2_hits);
+		KUNIT_EXPECT_TRUE(test, wait_for_hit(&post2_hits, before));
+		unregister_kprobe(&post);
+		wait_for_kprobe_optimizer();
+		optimized += site_optimized(kpt_opt);
+
+		init_probe(&inner, (void *)kpt_opt + 3, NULL, 0, count_pre2_quiet, NULL);
+		KUNIT_ASSERT_EQ(test, 0, register_kprobe(&inner));
+		before = atomic_read(&pre2_hits);
+		KUNIT_EXPECT_TRUE(test, wait_for_hit(&pre2_hits, before));
+		unregister_kprobe(&inner);
+
+		KUNIT_EXPECT_EQ(test, 0, disable_kprobe(&kp));
+		KUNIT_EXPECT_EQ(test, 0, enable_kprobe(&kp));
+		wait_for_kprobe_optimizer();
+		optimized += site_optimized(kpt_opt);
+		before = atomic_read(&pre_hits);
+		KUNIT_EXPECT_TRUE(test, wait_for_hit(&pre_hits, before));
+		unregister_kprobe(&kp);
+	}
+	stop_hammer(hammer);
+	KUNIT_EXPECT_EQ(test, optimized, 15);
+	KUNIT_EXPECT_EQ(test, atomic_read(&hammer_wrong), 0);
+	KUNIT_EXPECT_NULL(test, probe_at(kpt_opt));
+}
+
+#define OPT_BATCH 256
+
+/*
+ * 256 probes optimized in one batch and removed in one: all get a jump,
+ * none traps. The times are printed, not judged (see make bench).
+ */
+static void test_optimized_batch(struct kunit *test)
+{
+	struct kprobe *probes, **kps;
+	u64 t0, t1, t2, t3, t4;
+	int i, optimized = 0;
+
+	probes = kunit_kcalloc(test, OPT_BATCH, sizeof(*probes), GFP_KERNEL);
+	kps = kunit_kcalloc(test, OPT_BATCH, sizeof(*kps), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, probes);
+	KUNIT_ASSERT_NOT_NULL(test, kps);
+	for (i = 0; i < OPT_BATCH; i++) {
+		init_probe(&probes[i], (void *)kpt_opt_many + 2 + 5 * i, NULL, 0,
+			   count_pre_quiet, NULL);
+		kps[i] = &probes[i];
+	}
+
+	t0 = ktime_get_ns();
+	KUNIT_ASSERT_EQ(test, 0, register_kprobes(kps, OPT_BATCH));
+	t1 = ktime_get_ns();
+	wait_for_kprobe_optimizer();
+	t2 = ktime_get_ns();
+	for (i = 0; i < OPT_BATCH; i++)
+		optimized += site_optimized(probes[i].addr);
+	KUNIT_EXPECT_EQ(test, optimized, OPT_BATCH);
+	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_opt_many, 1, 256000, test), 0UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), OPT_BATCH);
+	t3 = ktime_get_ns();
+	unregister_kprobes(kps, OPT_BATCH);
+	t4 = ktime_get_ns();
+	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_opt_many, 1, 256000, test), 0UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), OPT_BATCH);
+	kunit_info(test, "%d probes: registered in %llu us, optimized %llu us later, unregistered in %llu us\n",
+		   OPT_BATCH, (t1 - t0) / 1000, (t2 - t1) / 1000, (t4 - t3) / 1000);
+}
+#endif /* CONFIG_OPTPROBES */
+
+#ifdef CONFIG_KPROBES_ON_FTRACE
+/* A probe at an ftrace site is served by ftrace: no trap at all. */
+static void test_ftrace_site_no_trap(struct kunit *test)
+{
+	unsigned long before;
+	struct kprobe kp;
+
+	init_probe(&kp, NULL, FTRACE_TARGET, 0, count_pre, count_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_TRUE(test, kprobe_ftrace(&kp));
+	before = int3_traps();
+	ns_to_timespec64(7);
+	ns_to_timespec64(8);
+	KUNIT_EXPECT_EQ(test, int3_traps() - before, 0UL);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 2);
+}
+#endif
 
 /* The copied instruction faults; its exception-table fixup must still apply. */
 static void test_fault_in_copy(struct kunit *test)
@@ -1606,6 +1875,15 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_boost),
 	KUNIT_CASE(test_boost_refused_extable),
 	KUNIT_CASE(test_boost_under_hits),
+#ifdef CONFIG_OPTPROBES
+	KUNIT_CASE(test_optimized),
+	KUNIT_CASE(test_optimized_redirect),
+	KUNIT_CASE_SLOW(test_optimized_under_hits),
+	KUNIT_CASE_SLOW(test_optimized_batch),
+#endif
+#ifdef CONFIG_KPROBES_ON_FTRACE
+	KUNIT_CASE(test_ftrace_site_no_trap),
+#endif
 	KUNIT_CASE(test_fault_in_copy),
 	KUNIT_CASE(test_aggregate_breakpoint),
 	KUNIT_CASE(test_register_disabled),

@@ -90,6 +90,13 @@ struct kprobe {
 #define KPROBE_FLAG_OPTIMIZED	4	/* a jump, not a breakpoint, is armed */
 #define KPROBE_FLAG_FTRACE	8	/* served by ftrace at the fentry site */
 #define KPROBE_FLAG_ON_FUNC_ENTRY	16	/* probe is at a function entry */
+/*
+ * Set by the core on an optimizable site while its optimization is
+ * queued or done: breakpoint hits may then continue in the detour
+ * buffer's copy of the region instead of the original text after the
+ * first instruction, so that no task enters the region's interior.
+ */
+#define KPROBE_FLAG_OPT_READY	32
 
 static inline bool kprobe_gone(struct kprobe *p)
 {
@@ -322,24 +329,23 @@ struct optimized_kprobe {
 	struct arch_optimized_insn optinsn;
 };
 
-int arch_check_optimized_kprobe(struct optimized_kprobe *op);
+/*
+ * The arch side of optimization. Text changes are queued and written by
+ * arch_kprobe_queue_apply(), like arch_kprobe_queue_arm()'s; all are
+ * called with kprobe_mutex and text_mutex held.
+ */
 int arch_prepare_optimized_kprobe(struct optimized_kprobe *op,
 				  struct kprobe *orig);
 void arch_remove_optimized_kprobe(struct optimized_kprobe *op);
-void arch_optimize_kprobes(struct list_head *oplist);
-void arch_unoptimize_kprobes(struct list_head *oplist,
-			     struct list_head *done_list);
-void arch_unoptimize_kprobe(struct optimized_kprobe *op);
+void arch_kprobe_queue_optimize(struct optimized_kprobe *op);
+void arch_kprobe_queue_unoptimize(struct optimized_kprobe *op, bool armed);
+void arch_kprobe_gone_unoptimized(struct optimized_kprobe *op);
 int arch_within_optimized_kprobe(struct optimized_kprobe *op,
 				 kprobe_opcode_t *addr);
-
-void opt_pre_handler(struct kprobe *p, struct pt_regs *regs);
 
 DEFINE_INSN_CACHE_OPS(optinsn);
 
 void wait_for_kprobe_optimizer(void);
-bool optprobe_queued_unopt(struct optimized_kprobe *op);
-bool kprobe_disarmed(struct kprobe *p);
 #else /* !CONFIG_OPTPROBES */
 static inline void wait_for_kprobe_optimizer(void) { }
 #endif /* CONFIG_OPTPROBES */

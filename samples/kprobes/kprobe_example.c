@@ -7,6 +7,10 @@
  * The pre_handler runs before the probed instruction, the post_handler
  * right after it; both print the CPU's instruction pointer and flags as
  * they see them. The output goes to the kernel log.
+ *
+ * With post=0 the probe has no post_handler, and where the kernel can
+ * reach the probed instruction with a jump instead of a breakpoint it is
+ * optimized: /sys/kernel/debug/kprobes/list then shows [OPTIMIZED].
  */
 
 #define pr_fmt(fmt) "%s: " fmt, KBUILD_MODNAME
@@ -18,6 +22,10 @@
 static char symbol[KSYM_NAME_LEN] = "kernel_clone";
 module_param_string(symbol, symbol, sizeof(symbol), 0644);
 MODULE_PARM_DESC(symbol, "function to probe (default: kernel_clone)");
+
+static bool post = true;
+module_param(post, bool, 0444);
+MODULE_PARM_DESC(post, "register a post_handler too (default: 1)");
 
 static int before(struct kprobe *p, struct pt_regs *regs)
 {
@@ -42,7 +50,11 @@ static struct kprobe probe = {
 
 static int __init kprobe_example_init(void)
 {
-	int ret = register_kprobe(&probe);
+	int ret;
+
+	if (!post)
+		probe.post_handler = NULL;
+	ret = register_kprobe(&probe);
 
 	if (ret < 0) {
 		pr_err("register_kprobe(%s) failed: %d\n", symbol, ret);

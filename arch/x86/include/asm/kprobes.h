@@ -33,8 +33,14 @@ typedef u8 kprobe_opcode_t;
 #define KPROBE_SLOT_SIZE	32
 #define KPROBE_BOOST_OFFSET	16
 
-/* A detour buffer of an optimized probe (see optprobe.c). */
-#define KPROBE_OPTINSN_SLOT_SIZE	192
+/* A detour buffer of an optimized probe (see opt.c). */
+#define KPROBE_OPTINSN_SLOT_SIZE	160
+
+/*
+ * The most bytes an optimized probe's jump can cover: its region is
+ * whole instructions, the last of which starts within the jump.
+ */
+#define MAX_OPTIMIZED_LENGTH	(JMP32_INSN_SIZE - 1 + MAX_INSN_SIZE)
 
 /* How a hit executes the probed instruction (arch_specific_insn::kind). */
 enum kprobe_insn_kind {
@@ -88,13 +94,20 @@ struct arch_specific_insn {
 	s32 disp;
 };
 
-/*
- * The detour buffer of an optimized probe. Optimization is not
- * implemented yet; struct optimized_kprobe needs the type.
+/**
+ * struct arch_optimized_insn - the detour of an optimized probe
+ * @insn: the detour buffer (NULL when the site cannot be optimized)
+ * @size: length of the region the jump replaces: whole instructions,
+ *	at least JMP32_INSN_SIZE bytes
+ * @copy_offset: where in @insn the region's copy starts; an int3 hit
+ *	may continue there once the site is being optimized
+ * @orig: the first JMP32_INSN_SIZE bytes of the region, as they were
  */
 struct arch_optimized_insn {
 	kprobe_opcode_t *insn;
 	size_t size;
+	u16 copy_offset;
+	u8 orig[JMP32_INSN_SIZE];
 };
 
 /* Enough to restore the outer hit when a probe is hit inside another. */

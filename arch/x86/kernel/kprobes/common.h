@@ -57,4 +57,22 @@
 	"	movq 0x70(%rsp), %rdi\n"			\
 	"	addq $" KPROBE_PT_REGS_SPACE ", %rsp\n"
 
+struct insn;
+struct arch_specific_insn;
+
+/* Shared by core.c and opt.c; all called with kprobe_mutex held. */
+int kprobe_read_original(u8 *buf, unsigned long addr);
+bool kprobe_insn_boundary(unsigned long addr);
+int kprobe_classify_insn(struct insn *insn, struct arch_specific_insn *ai);
+int kprobe_copy_insn(u8 *dst, struct insn *insn, const u8 *buf,
+		     unsigned long from, unsigned long at);
+
+#ifdef CONFIG_OPTPROBES
+void optprobe_restore_original(u8 *buf, unsigned long addr, int len);
+#else
+static inline void optprobe_restore_original(u8 *buf, unsigned long addr, int len)
+{
+}
+#endif
+
 #endif /* __X86_KERNEL_KPROBES_COMMON_H */

@@ -105,9 +105,11 @@ kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr, unsigned long offse
 
 /*
  * Read the instruction at @addr as it was before any probe was put
- * there: a probed byte reads back as the probe's saved opcode.
+ * there: a probed byte reads back as the probe's saved opcode, and the
+ * jump of an optimized probe as the bytes it replaced. Called with
+ * kprobe_mutex held.
  */
-static int read_original_insn(u8 *buf, unsigned long addr)
+int kprobe_read_original(u8 *buf, unsigned long addr)
 {
 	struct kprobe *p;
 	int len;
@@ -122,11 +124,12 @@ static int read_original_insn(u8 *buf, unsigned long addr)
 	p = get_kprobe((void *)addr);
 	if (p && !kprobe_ftrace(p))
 		buf[0] = p->opcode;
+	optprobe_restore_original(buf, addr, len);
 	return 0;
 }
 
 /* Is @addr where an instruction starts, decoding from its function's entry? */
-static bool insn_boundary(unsigned long addr)
+bool kprobe_insn_boundary(unsigned long addr)
 {
 	unsigned long size, offset, pos;
 	u8 buf[MAX_INSN_SIZE];
@@ -136,7 +139,7 @@ static bool insn_boundary(unsigned long addr)
 		return false;
 
 	for (pos = addr - offset; pos < addr; pos += insn.length) {
-		if (read_original_insn(buf, pos) ||
+		if (kprobe_read_original(buf, pos) ||
 		    insn_decode_kernel(&insn, buf) < 0 || !insn.length)
 			return false;
 	}
@@ -208,7 +211,7 @@ static bool has_unsupported_branch_prefix(struct insn *insn)
  * Pick the way a hit executes @insn. Return -EOPNOTSUPP for instructions
  * that can neither run from a slot nor be emulated safely.
  */
-static int classify_insn(struct insn *insn, struct arch_specific_insn *ai)
+int kprobe_classify_insn(struct insn *insn, struct arch_specific_insn *ai)
 {
 	u8 op = insn->opcode.bytes[0], op2 = insn->opcode.bytes[1];
 	u8 reg = X86_MODRM_REG(insn->modrm.bytes[0]);
@@ -355,7 +358,7 @@ static bool can_boost(struct insn *insn, unsigned long addr)
  * Write the copy of @insn (from @buf) that will run at @at into @dst;
  * a RIP-relative operand is adjusted to reach the same target from there.
  */
-static int copy_insn(u8 *dst, struct insn *insn, const u8 *buf,
+int kprobe_copy_insn(u8 *dst, struct insn *insn, const u8 *buf,
 		     unsigned long from, unsigned long at)
 {
 	s64 disp;
@@ -390,10 +393,10 @@ static int fill_slot(struct kprobe *p, struct insn *insn, const u8 *buf)
 		return -ENOMEM;
 
 	memset(image, INT3_INSN_OPCODE, sizeof(image));
-	ret = copy_insn(image, insn, buf, addr, (unsigned long)slot);
+	ret = kprobe_copy_insn(image, insn, buf, addr, (unsigned long)slot);
 	if (!ret && can_boost(insn, addr)) {
 		boosted = (unsigned long)slot + KPROBE_BOOST_OFFSET;
-		ret = copy_insn(image + KPROBE_BOOST_OFFSET, insn, buf, addr, boosted);
+		ret = kprobe_copy_insn(image + KPROBE_BOOST_OFFSET, insn, buf, addr, boosted);
 		__text_gen_insn(image + KPROBE_BOOST_OFFSET + len, JMP32_INSN_OPCODE,
 				(void *)(boosted + len), (void *)(addr + len),
 				JMP32_INSN_SIZE);
@@ -426,13 +429,13 @@ int arch_prepare_kprobe(struct kprobe *p)
 
 	if (alternatives_text_reserved(p->addr, p->addr))
 		return -EINVAL;
-	if (!insn_boundary(addr))
+	if (!kprobe_insn_boundary(addr))
 		return -EILSEQ;
-	if (read_original_insn(buf, addr) || insn_decode_kernel(&insn, buf) < 0)
+	if (kprobe_read_original(buf, addr) || insn_decode_kernel(&insn, buf) < 0)
 		return -EILSEQ;
 
 	memset(&p->ainsn, 0, sizeof(p->ainsn));
-	ret = classify_insn(&insn, &p->ainsn);
+	ret = kprobe_classify_insn(&insn, &p->ainsn);
 	if (ret)
 		return ret;
 	p->opcode = buf[0];
@@ -481,6 +484,7 @@ void arch_kprobe_queue_arm(struct kprobe *p, bool arm)
 
 void arch_kprobe_queue_apply(void)
 {
+	text_poke_finish();	/* the jumps of optimized probes (opt.c) */
 	text_poke_sync();
 }
 
@@ -636,20 +640,45 @@ static void finish_hit(struct kprobe *p, struct pt_regs *regs,
 }
 NOKPROBE_SYMBOL(finish_hit);
 
+/*
+ * Send a hit with no post stage to a copy that jumps back by itself:
+ * the region's copy in the detour buffer of a site being optimized (so
+ * that no task enters the region's interior once the optimizer's grace
+ * period has begun), or the boosted copy.
+ */
+static bool continue_without_trap(struct kprobe *p, struct pt_regs *regs)
+{
+#ifdef CONFIG_OPTPROBES
+	if (READ_ONCE(p->flags) & KPROBE_FLAG_OPT_READY) {
+		struct optimized_kprobe *op = container_of(p, struct optimized_kprobe, kp);
+
+		regs->ip = (unsigned long)op->optinsn.insn + op->optinsn.copy_offset;
+		return true;
+	}
+#endif
+	if (READ_ONCE(p->ainsn.boost) == KPROBE_BOOST_READY) {
+		regs->ip = (unsigned long)p->ainsn.insn + KPROBE_BOOST_OFFSET;
+		return true;
+	}
+	return false;
+}
+NOKPROBE_SYMBOL(continue_without_trap);
+
 /* Execute the probed instruction: emulate it, or send the CPU to its copy. */
 static void run_probed_insn(struct kprobe *p, struct pt_regs *regs,
 			    struct kprobe_ctlblk *kcb, bool nested)
 {
+	/* A nested hit runs no handlers, so it has no post stage either. */
+	if ((nested || !p->post_handler) && continue_without_trap(p, regs)) {
+		if (nested)
+			pop_hit_state(kcb);
+		else
+			reset_current_kprobe();
+		return;
+	}
 	if (p->ainsn.kind != KPROBE_INSN_COPY) {
 		emulate_insn(p, regs);
 		finish_hit(p, regs, kcb, nested);
-		return;
-	}
-	if (!nested && !p->post_handler &&
-	    READ_ONCE(p->ainsn.boost) == KPROBE_BOOST_READY) {
-		/* Nothing left to do after the copy: leave the hit now. */
-		reset_current_kprobe();
-		regs->ip = (unsigned long)p->ainsn.insn + KPROBE_BOOST_OFFSET;
 		return;
 	}
 	kcb->kprobe_status = nested ? KPROBE_REENTER : KPROBE_HIT_SS;

@@ -11,6 +11,7 @@
 #include <linux/module.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
+#include <asm/nospec-branch.h>
 
 static unsigned int hits;
 
@@ -40,6 +41,42 @@ static const struct kernel_param_ops calls_ops = {
 };
 module_param_cb(calls, &calls_ops, NULL, 0200);
 module_param(hits, uint, 0444);
+
+/*
+ * x + 6, in two instructions that a jump can replace: a probe at +0 is
+ * optimized. Writing N to 'opt_calls' calls it N times.
+ */
+unsigned long kprobe_target_opt(unsigned long x);
+asm(".pushsection .text\n"
+    ".globl kprobe_target_opt\n"
+    ".type kprobe_target_opt, @function\n"
+    "kprobe_target_opt:\n"
+    "	movq %rdi, %rax\n"
+    "	addq $5, %rax\n"
+    "	addq $1, %rax\n"
+    ANNOTATE_RETPOLINE_SAFE "ret\n"
+    ".size kprobe_target_opt, .-kprobe_target_opt\n"
+    ".popsection\n");
+
+static unsigned long (*volatile opt_fn)(unsigned long) = kprobe_target_opt;
+
+static int opt_calls_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n, i;
+	int ret = kstrtouint(val, 0, &n);
+
+	if (ret)
+		return ret;
+	for (i = 0; i < n; i++)
+		if (opt_fn(i) != i + 6)
+			return -EIO;
+	return 0;
+}
+
+static const struct kernel_param_ops opt_calls_ops = {
+	.set = opt_calls_set,
+};
+module_param_cb(opt_calls, &opt_calls_ops, NULL, 0200);
 
 static bool probe_init;
 module_param(probe_init, bool, 0444);

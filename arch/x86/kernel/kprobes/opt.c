@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * x86-64 optimized kprobes: a five-byte jump instead of the int3.
+ *
+ * An optimizable site gets a detour buffer when it is registered:
+ *
+ *	save the registers as a struct pt_regs on the stack
+ *	call optprobe_hit(op, regs), which runs the handlers
+ *	if it returned 0: restore the registers, run a copy of the
+ *		instructions the jump covers (the "region"), jump back
+ *		to the first instruction after the region
+ *	else (a pre_handler changed regs->ip and returned non-zero):
+ *		restore the registers and iret to regs->ip with regs->sp
+ *
+ * The core arms the site with an int3 first and, once the site is
+ * queued for optimization, makes int3 hits continue in the region's copy
+ * (kprobe_int3_handler()) rather than in the original text after the
+ * first instruction. After a grace period no task is left inside the
+ * region, and the core asks us to write the jump over its first five
+ * bytes with text_poke_queue(); unoptimizing writes back the int3 (or
+ * the original bytes) the same way. text_poke_queue() batches, and CPUs
+ * that hit the site while it is rewritten are sent to the detour.
+ *
+ * Pre_handlers see regs->ip just past the probe address, as on an int3
+ * hit, and run with preemption disabled but interrupts as the probed
+ * code had them. A redirecting pre_handler (non-zero return) is honoured
+ * with its regs->ip, regs->sp and flags; a zero return resumes the
+ * probed code with the saved registers and ignores changes to ip and sp.
+ */
+
+#define pr_fmt(fmt) "kprobes: " fmt
+
+#include <linux/kprobes.h>
+#include <linux/kallsyms.h>
+#include <linux/extable.h>
+#include <linux/ftrace.h>
+#include <linux/jump_label.h>
+#include <linux/static_call.h>
+#include <linux/preempt.h>
+
+#include <asm/text-patching.h>
+#include <asm/insn.h>
+#include <asm/segment.h>
+
+#include "common.h"
+
+/*
+ * The buffer's fixed parts, assembled here and copied per probe; they
+ * live in .rodata and are never executed in place. Registers are pushed
+ * in struct pt_regs order: ss (left for the callback), sp (off by the
+ * ss slot, fixed by the callback), flags, cs/ip/orig_ax (left for the
+ * callback), then the general registers.
+ */
+#define OPT_PUSH_GPRS							\
+	"	pushq %rdi\n	pushq %rsi\n	pushq %rdx\n	pushq %rcx\n"	\
+	"	pushq %rax\n	pushq %r8\n	pushq %r9\n	pushq %r10\n"	\
+	"	pushq %r11\n	pushq %rbx\n	pushq %rbp\n	pushq %r12\n"	\
+	"	pushq %r13\n	pushq %r14\n	pushq %r15\n"
+#define OPT_POP_GPRS							\
+	"	popq %r15\n	popq %r14\n	popq %r13\n	popq %r12\n"	\
+	"	popq %rbp\n	popq %rbx\n	popq %r11\n	popq %r10\n"	\
+	"	popq %r9\n	popq %r8\n	popq %rax\n	popq %rcx\n"	\
+	"	popq %rdx\n	popq %rsi\n	popq %rdi\n"
+
+asm(
+	".pushsection .rodata\n"
+	"optprobe_tmpl_save:\n"
+	"	leaq -8(%rsp), %rsp\n"
+	"	pushq %rsp\n"
+	"	pushfq\n"
+	"	leaq -24(%rsp), %rsp\n"
+	OPT_PUSH_GPRS
+	"	movq %rsp, %rsi\n"
+	"optprobe_tmpl_op:\n"
+	"	movabsq $0, %rdi\n"
+	"optprobe_tmpl_call:\n"
+	"	.byte 0xe8\n	.long 0\n"		/* call optprobe_hit */
+	"	testl %eax, %eax\n"
+	"optprobe_tmpl_jnz:\n"
+	"	.byte 0x0f, 0x85\n	.long 0\n"	/* jnz to the redirect part */
+	"optprobe_tmpl_restore:\n"
+	OPT_POP_GPRS
+	"	leaq 24(%rsp), %rsp\n"
+	"	popfq\n"
+	"	leaq 16(%rsp), %rsp\n"
+	"optprobe_tmpl_redirect:\n"
+	OPT_POP_GPRS
+	"	leaq 8(%rsp), %rsp\n"
+	"	iretq\n"
+	"optprobe_tmpl_end:\n"
+	".popsection\n"
+);
+
+extern const u8 optprobe_tmpl_save[], optprobe_tmpl_op[], optprobe_tmpl_call[],
+	optprobe_tmpl_jnz[], optprobe_tmpl_restore[], optprobe_tmpl_redirect[],
+	optprobe_tmpl_end[];
+
+/* Sites whose jump is in the text; under kprobe_mutex. */
+static unsigned int nr_optimized;
+
+/*
+ * Called from a detour buffer. Return non-zero to leave through iret
+ * with @regs as a pre_handler left them.
+ */
+static int optprobe_hit(struct optimized_kprobe *op, struct pt_regs *regs)
+{
+	struct kprobe *p = &op->kp;
+	int redirect = 0;
+
+	regs->sp += sizeof(long);	/* the ss slot was pushed before sp */
+	regs->ss = __KERNEL_DS;
+	regs->cs = __KERNEL_CS;
+	regs->orig_ax = ~0UL;
+	regs->ip = (unsigned long)p->addr + INT3_INSN_SIZE;
+
+	if (kprobe_disabled(p))		/* being unoptimized */
+		return 0;
+
+	preempt_disable();
+	if (kprobe_running()) {
+		kprobes_inc_nmissed_count(p);
+	} else {
+		get_kprobe_ctlblk()->kprobe_status = KPROBE_HIT_ACTIVE;
+		__this_cpu_write(current_kprobe, p);
+		kprobe_count_hit(p);
+		redirect = p->pre_handler && p->pre_handler(p, regs);
+		__this_cpu_write(current_kprobe, NULL);
+	}
+	preempt_enable();
+	return redirect;
+}
+NOKPROBE_SYMBOL(optprobe_hit);
+
+/* ---- may this site be optimized? ------------------------------------------ */
+
+/* Does a jump target of @insn (at @pc) land inside (start, end)? */
+static bool jumps_into(struct insn *insn, unsigned long pc,
+		       unsigned long start, unsigned long end)
+{
+	u8 op = insn->opcode.bytes[0];
+	unsigned long target;
+
+	switch (op) {
+	case 0x70 ... 0x7f:	/* jcc rel8 */
+	case 0xe0 ... 0xe3:	/* loop, jrcxz */
+	case 0xe8:		/* call */
+	case 0xe9:
+	case 0xeb:		/* jmp */
+		break;
+	case 0x0f:
+		if (insn->opcode.bytes[1] >= 0x80 && insn->opcode.bytes[1] <= 0x8f)
+			break;	/* jcc rel32 */
+		return false;
+	default:
+		return false;
+	}
+	target = pc + insn->length + insn->immediate.value;
+	return target > start && target < end;
+}
+
+/*
+ * An indirect jump may land anywhere in its function (a jump table):
+ * a jmp through a register or memory, or a jump to a retpoline thunk.
+ */
+static bool is_indirect_jump(struct insn *insn, unsigned long pc,
+			     unsigned long func, unsigned long func_end)
+{
+	char name[KSYM_NAME_LEN];
+	unsigned long target;
+	u8 op = insn->opcode.bytes[0];
+
+	if (op == 0xff && X86_MODRM_REG(insn->modrm.bytes[0]) == 4)
+		return true;
+	if (op != 0xe9 && op != 0xeb)
+		return false;
+	target = pc + insn->length + insn->immediate.value;
+	if (target >= func && target < func_end)
+		return false;
+	return !lookup_symbol_name(target, name) &&
+	       str_has_prefix(name, "__x86_indirect_");
+}
+
+/* The address an exception-table entry sends a fault to. */
+static unsigned long extable_fixup(const struct exception_table_entry *e)
+{
+	return (unsigned long)&e->fixup + e->fixup;
+}
+
+/*
+ * Walk the whole function around [start, end): nothing may jump into
+ * the region except at its start, and no fault may be fixed up into it.
+ */
+static int check_function(unsigned long start, unsigned long end)
+{
+	unsigned long size, offset, func, pc;
+	const struct exception_table_entry *e;
+	u8 buf[MAX_INSN_SIZE];
+	struct insn insn;
+
+	if (!kallsyms_lookup_size_offset(start, &size, &offset))
+		return -EINVAL;
+	func = start - offset;
+	if (end > func + size)
+		return -ERANGE;	/* the region runs into the next function */
+
+	for (pc = func; pc < func + size; pc += insn.length) {
+		if (kprobe_read_original(buf, pc) ||
+		    insn_decode_kernel(&insn, buf) < 0 || !insn.length)
+			return -EILSEQ;
+		if (insn.opcode.bytes[0] == INT3_INSN_OPCODE)
+			continue;	/* padding, or someone's breakpoint */
+		if (jumps_into(&insn, pc, start, end) ||
+		    is_indirect_jump(&insn, pc, func, func + size))
+			return -EBUSY;
+		e = search_exception_tables(pc);
+		if (e && (pc - start < end - start ||
+			  extable_fixup(e) - start - 1 < end - start - 1))
+			return -EBUSY;
+	}
+	return 0;
+}
+
+/*
+ * Decode the region starting at @addr into @buf (original bytes) and
+ * return its length: whole instructions covering a jump, each of which
+ * can run from the buffer.
+ */
+static int decode_region(unsigned long addr, u8 *buf)
+{
+	struct arch_specific_insn ai;
+	unsigned int len = 0;
+	struct insn insn;
+
+	while (len < JMP32_INSN_SIZE) {
+		if (kprobe_read_original(buf + len, addr + len) ||
+		    insn_decode_kernel(&insn, buf + len) < 0)
+			return -EILSEQ;
+		if (kprobe_classify_insn(&insn, &ai))
+			return -EOPNOTSUPP;
+		/* Control transfers depend on where they run; we only copy. */
+		switch (ai.kind) {
+		case KPROBE_INSN_COPY:
+		case KPROBE_INSN_CLI:
+		case KPROBE_INSN_STI:
+		case KPROBE_INSN_PUSHF:
+		case KPROBE_INSN_POPF:
+			break;
+		default:
+			return -EOPNOTSUPP;
+		}
+		len += insn.length;
+	}
+	return len;
+}
+
+/* Text that others rewrite cannot be copied: it would go stale. */
+static bool region_reserved(unsigned long start, unsigned long end)
+{
+	void *s = (void *)start, *e = (void *)(end - 1);
+	unsigned long a;
+
+	if (alternatives_text_reserved(s, e) || jump_label_text_reserved(s, e) ||
+	    static_call_text_reserved(s, e))
+		return true;
+	for (a = start; a < end; a++)
+		if (ftrace_location(a))
+			return true;
+	return false;
+}
+
+/* Lay out the detour buffer for @op at @slot into @image; return its size. */
+static int build_detour(struct optimized_kprobe *op, u8 *slot, u8 *image,
+			const u8 *region, unsigned int len)
+{
+	const unsigned int save = optprobe_tmpl_restore - optprobe_tmpl_save;
+	const unsigned int restore = optprobe_tmpl_redirect - optprobe_tmpl_restore;
+	const unsigned int redirect = optprobe_tmpl_end - optprobe_tmpl_redirect;
+	unsigned long addr = (unsigned long)op->kp.addr;
+	unsigned int pos, jnz, call, redirect_at;
+	struct insn insn;
+	u64 op_imm = (u64)op;
+	s32 rel;
+	int ret;
+
+	if (save + restore + len + JMP32_INSN_SIZE + redirect > KPROBE_OPTINSN_SLOT_SIZE)
+		return -E2BIG;
+
+	memcpy(image, optprobe_tmpl_save, save + restore);
+	memcpy(image + (optprobe_tmpl_op - optprobe_tmpl_save) + 2, &op_imm, sizeof(op_imm));
+	call = optprobe_tmpl_call - optprobe_tmpl_save;
+	__text_gen_insn(image + call, CALL_INSN_OPCODE, slot + call, optprobe_hit,
+			CALL_INSN_SIZE);
+
+	pos = save + restore;
+	op->optinsn.copy_offset = pos;
+	while (pos < save + restore + len) {
+		unsigned int at = pos - (save + restore);
+
+		if (insn_decode_kernel(&insn, region + at) < 0)
+			return -EILSEQ;
+		ret = kprobe_copy_insn(image + pos, &insn, region + at, addr + at,
+				       (unsigned long)slot + pos);
+		if (ret)
+			return ret;
+		pos += insn.length;
+	}
+	__text_gen_insn(image + pos, JMP32_INSN_OPCODE, slot + pos, (void *)(addr + len),
+			JMP32_INSN_SIZE);
+	pos += JMP32_INSN_SIZE;
+
+	redirect_at = pos;
+	memcpy(image + pos, optprobe_tmpl_redirect, redirect);
+	pos += redirect;
+
+	jnz = optprobe_tmpl_jnz - optprobe_tmpl_save;
+	rel = redirect_at - (jnz + 6);
+	memcpy(image + jnz + 2, &rel, sizeof(rel));
+	return pos;
+}
+
+/**
+ * arch_prepare_optimized_kprobe() - check a site and build its detour
+ * @op: the aggregate that will hold the site; op->kp.addr is set
+ * @orig: the probe the site is made for (unused on x86)
+ *
+ * Called with kprobe_mutex and text_mutex held.
+ *
+ * Return: 0 with op->optinsn filled in; -EBUSY, -ERANGE, -EOPNOTSUPP or
+ * -EILSEQ when the site cannot be optimized; -ENOMEM.
+ */
+int arch_prepare_optimized_kprobe(struct optimized_kprobe *op, struct kprobe *orig)
+{
+	unsigned long addr = (unsigned long)op->kp.addr;
+	u8 region[MAX_OPTIMIZED_LENGTH + MAX_INSN_SIZE];
+	u8 image[KPROBE_OPTINSN_SLOT_SIZE];
+	kprobe_opcode_t *slot;
+	int len, size, ret;
+
+	len = decode_region(addr, region);
+	if (len < 0)
+		return len;
+	if (region_reserved(addr, addr + len))
+		return -EBUSY;
+	ret = check_function(addr, addr + len);
+	if (ret)
+		return ret;
+	/* The region's code, rel32 away from the buffer, must be reachable. */
+	slot = get_optinsn_slot();
+	if (!slot)
+		return -ENOMEM;
+	memset(image, INT3_INSN_OPCODE, sizeof(image));
+	size = build_detour(op, slot, image, region, len);
+	if (size < 0) {
+		free_optinsn_slot(slot, 0);
+		return size;
+	}
+	text_poke(slot, image, size);
+	op->optinsn.insn = slot;
+	op->optinsn.size = len;
+	memcpy(op->optinsn.orig, region, JMP32_INSN_SIZE);
+	return 0;
+}
+
+/**
+ * arch_remove_optimized_kprobe() - free a site's detour buffer
+ * @op: the site; it is neither optimized nor queued
+ *
+ * A task may have been preempted inside the buffer (in the region's
+ * copy, or in a handler called from it): the buffer is freed dirty.
+ */
+void arch_remove_optimized_kprobe(struct optimized_kprobe *op)
+{
+	if (!op->optinsn.insn)
+		return;
+	free_optinsn_slot(op->optinsn.insn, 1);
+	op->optinsn.insn = NULL;
+}
+
+/**
+ * arch_within_optimized_kprobe() - is @addr in the region of @op?
+ * @op: the site
+ * @addr: an address
+ *
+ * Return: non-zero when the jump of @op covers @addr.
+ */
+int arch_within_optimized_kprobe(struct optimized_kprobe *op,
+				 kprobe_opcode_t *addr)
+{
+	return op->optinsn.insn &&
+	       (unsigned long)addr - (unsigned long)op->kp.addr < op->optinsn.size;
+}
+
+/**
+ * arch_kprobe_queue_optimize() - queue writing @op's jump
+ * @op: an armed site with a detour; kprobe_mutex and text_mutex held
+ *
+ * Written by arch_kprobe_queue_apply(); CPUs that hit the site while it
+ * changes are sent to the detour.
+ */
+void arch_kprobe_queue_optimize(struct optimized_kprobe *op)
+{
+	u8 jmp[JMP32_INSN_SIZE];
+
+	__text_gen_insn(jmp, JMP32_INSN_OPCODE, op->kp.addr, op->optinsn.insn,
+			JMP32_INSN_SIZE);
+	text_poke_queue(op->kp.addr, jmp, JMP32_INSN_SIZE, NULL);
+	nr_optimized++;
+}
+
+/**
+ * arch_kprobe_queue_unoptimize() - queue taking @op's jump out
+ * @op: an optimized site; kprobe_mutex and text_mutex held
+ * @armed: leave the int3 (the site stays armed) rather than the
+ *	original bytes
+ */
+void arch_kprobe_queue_unoptimize(struct optimized_kprobe *op, bool armed)
+{
+	u8 jmp[JMP32_INSN_SIZE], text[JMP32_INSN_SIZE];
+
+	memcpy(text, op->optinsn.orig, sizeof(text));
+	if (armed)
+		text[0] = INT3_INSN_OPCODE;
+	/* A CPU that hits the site meanwhile still takes the detour. */
+	__text_gen_insn(jmp, JMP32_INSN_OPCODE, op->kp.addr, op->optinsn.insn,
+			JMP32_INSN_SIZE);
+	text_poke_queue(op->kp.addr, text, JMP32_INSN_SIZE, jmp);
+	nr_optimized--;
+}
+
+/**
+ * arch_kprobe_gone_unoptimized() - an optimized site's text went away
+ * @op: the site, whose jump is no longer in any text
+ */
+void arch_kprobe_gone_unoptimized(struct optimized_kprobe *op)
+{
+	nr_optimized--;
+}
+
+/*
+ * Put back, in @buf (@len bytes read at @addr), the bytes the jumps of
+ * optimized sites replaced.
+ */
+void optprobe_restore_original(u8 *buf, unsigned long addr, int len)
+{
+	unsigned long a;
+	struct kprobe *p;
+	int i;
+
+	if (!nr_optimized)
+		return;
+	for (a = addr - JMP32_INSN_SIZE + 1; a < addr + len; a++) {
+		p = get_kprobe((void *)a);
+		if (!p || !kprobe_optimized(p))
+			continue;
+		for (i = 0; i < JMP32_INSN_SIZE; i++)
+			if (a + i >= addr && a + i < addr + len)
+				buf[a + i - addr] =
+					container_of(p, struct optimized_kprobe, kp)->optinsn.orig[i];
+	}
+}
