@@ -37,6 +37,25 @@
  * (see struct kprobe_batch), and a batch of removals waits for one RCU
  * grace period, not one per probe.
  *
+ * Optimization (CONFIG_OPTPROBES)
+ * -------------------------------
+ * An armed site may instead be reached by a jump into a detour buffer
+ * the arch built for it at registration (such sites are aggregates, so
+ * the core owns the memory). Its states, on top of "armed":
+ *
+ *   armed --queued--> QUEUED --optimizer claims it--> QUEUED + OPT_READY
+ *     --grace period, jump written--> OPTIMIZED
+ *   any of these --site_wants_optimized() turns false--> armed (or
+ *     disarmed), jump taken out in the caller's batch
+ *
+ * site_wants_optimized() is site_wants_armed() plus: the sysctl is 1,
+ * the site has a detour, no post_handler, and no other probe inside the
+ * region the jump covers. site_sync_armed() calls site_sync_optimized(),
+ * so the same single place queues, dequeues and unoptimizes; only the
+ * optimizer (kprobe_optimizer()) writes jumps. OPT_READY tells the arch
+ * that breakpoint hits must continue in the detour's copy of the region,
+ * so that after the optimizer's grace period no task is inside it.
+ *
  * Locking
  * -------
  * kprobe_mutex serializes every change: the hash table, the members
@@ -49,7 +68,12 @@
  *
  * Lock order: kprobe_mutex -> cpus_read_lock -> jump_label_lock ->
  * text_mutex. ftrace takes text_mutex itself, so ftrace filters are
- * changed with text_mutex released.
+ * changed with text_mutex released. The optimizer waits for its grace
+ * period with no lock held.
+ *
+ * Instruction slots and detour buffers that a preempted task may still
+ * be inside are freed "dirty" and reused after an RCU-tasks grace period
+ * (reap_dirty_slots()), without making unregister wait for it.
  */
 
 #define pr_fmt(fmt) "kprobes: " fmt
@@ -1151,7 +1175,6 @@ static int site_sync_armed(struct kprobe_batch *b, struct kprobe *site)
 	return ret;
 }
 
-
 /* ---- preparing and releasing a site's arch state ------------------------ */
 
 void __weak arch_remove_kprobe(struct kprobe *p)
@@ -1258,7 +1281,6 @@ static void release_site(struct kprobe *site)
 	kfree(to_aggr(site));
 }
 
-
 /* ---- registering -------------------------------------------------------- */
 
 static void remove_probe(struct kprobe_batch *b, struct kprobe *p, struct kprobe *site);
@@ -1332,7 +1354,7 @@ static void update_aggregate(struct kprobe *site)
 		return;
 	list_for_each_entry(m, &site->list, list) {
 		enabled |= !kprobe_disabled(m);
-		post |= m->post_handler != NULL;
+		post |= !!m->post_handler;
 	}
 	if (enabled)
 		site->flags &= ~KPROBE_FLAG_DISABLED;

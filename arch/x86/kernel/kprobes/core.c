@@ -669,7 +669,9 @@ static void run_probed_insn(struct kprobe *p, struct pt_regs *regs,
 			    struct kprobe_ctlblk *kcb, bool nested)
 {
 	/* A nested hit runs no handlers, so it has no post stage either. */
-	if ((nested || !p->post_handler) && continue_without_trap(p, regs)) {
+	bool post_stage = !nested && p->post_handler;
+
+	if (!post_stage && continue_without_trap(p, regs)) {
 		if (nested)
 			pop_hit_state(kcb);
 		else

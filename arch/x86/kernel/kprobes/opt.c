@@ -41,6 +41,8 @@
 #include <asm/text-patching.h>
 #include <asm/insn.h>
 #include <asm/segment.h>
+#include <asm/ibt.h>
+#include <linux/unaligned.h>
 
 #include "common.h"
 
@@ -236,6 +238,9 @@ static int decode_region(unsigned long addr, u8 *buf)
 		    insn_decode_kernel(&insn, buf + len) < 0)
 			return -EILSEQ;
 		if (kprobe_classify_insn(&insn, &ai))
+			return -EOPNOTSUPP;
+		/* An indirect branch must land on the ENDBR, not on a jump. */
+		if (is_endbr(get_unaligned((u32 *)(buf + len))))
 			return -EOPNOTSUPP;
 		/* Control transfers depend on where they run; we only copy. */
 		switch (ai.kind) {
@@ -442,6 +447,7 @@ void arch_kprobe_gone_unoptimized(struct optimized_kprobe *op)
  */
 void optprobe_restore_original(u8 *buf, unsigned long addr, int len)
 {
+	const u8 *orig;
 	unsigned long a;
 	struct kprobe *p;
 	int i;
@@ -452,9 +458,9 @@ void optprobe_restore_original(u8 *buf, unsigned long addr, int len)
 		p = get_kprobe((void *)a);
 		if (!p || !kprobe_optimized(p))
 			continue;
+		orig = container_of(p, struct optimized_kprobe, kp)->optinsn.orig;
 		for (i = 0; i < JMP32_INSN_SIZE; i++)
 			if (a + i >= addr && a + i < addr + len)
-				buf[a + i - addr] =
-					container_of(p, struct optimized_kprobe, kp)->optinsn.orig[i];
+				buf[a + i - addr] = orig[i];
 	}
 }
