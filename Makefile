@@ -8,6 +8,8 @@
 #                  ends with 'N passed, N failed'
 #   make test-main, make test-alt   one configuration only
 #   make shell     build, boot to a shell in the guest
+#   make bench     our kprobes against the tree's, under QEMU -icount:
+#                  out/bench.txt and out/bench.png
 #   make patches   write the patch series to out/patches/
 #   make check     checkpatch --strict and kernel-doc on our files
 
@@ -28,7 +30,7 @@ KMAKE = $(MAKE) -s -C $(SRC) O=$(OBJ) CC="ccache gcc" -j$(JOBS)
 FRAGMENTS ?= $(T)/kprobes.config
 
 .PHONY: all deps tree kernel initramfs test demo shell patches check clean distclean \
-	test-alt test-main alt-kernel
+	test-alt test-main alt-kernel bench
 
 # A second configuration: PREEMPT, no modules, no function tracer (so no
 # kprobes on ftrace), the KUnit suite built in.
@@ -87,6 +89,11 @@ demo: initramfs
 
 shell: initramfs
 	@$(T)/run-guest.sh shell $(BUILD)/console-shell.log
+
+# Two more kernels (ours and the untouched tree, same fragments plus
+# bench.config), each booted once with -icount shift=0.
+bench: tree
+	@$(T)/bench.sh
 
 patches: deps
 	@$(T)/make-patches.sh

@@ -153,7 +153,7 @@ NOKPROBE_SYMBOL(get_kprobe);
 
 /* ---- aggregate sites ---------------------------------------------------- */
 
-static int aggr_pre_handler(struct kprobe *site, struct pt_regs *regs);
+int aggr_pre_handler(struct kprobe *site, struct pt_regs *regs);
 static void aggr_post_handler(struct kprobe *site, struct pt_regs *regs,
 			      unsigned long flags);
 
@@ -194,8 +194,12 @@ static struct kprobe *aggr_site(struct kprobe_aggregate *agg)
 #endif
 }
 
-/* Run every enabled member's pre_handler; stop at one that redirects. */
-static int aggr_pre_handler(struct kprobe *site, struct pt_regs *regs)
+/*
+ * Run every enabled member's pre_handler; stop at one that redirects.
+ * Not static: an optimized site is always an aggregate, and the arch's
+ * detour calls this directly rather than through site->pre_handler.
+ */
+int aggr_pre_handler(struct kprobe *site, struct pt_regs *regs)
 {
 	struct kprobe *p;
 

@@ -340,6 +340,8 @@ void arch_remove_optimized_kprobe(struct optimized_kprobe *op);
 void arch_kprobe_queue_optimize(struct optimized_kprobe *op);
 void arch_kprobe_queue_unoptimize(struct optimized_kprobe *op, bool armed);
 void arch_kprobe_gone_unoptimized(struct optimized_kprobe *op);
+/* An optimized site is an aggregate: its hits run this (kernel/kprobes.c). */
+int aggr_pre_handler(struct kprobe *site, struct pt_regs *regs);
 int arch_within_optimized_kprobe(struct optimized_kprobe *op,
 				 kprobe_opcode_t *addr);
 

@@ -5,7 +5,7 @@
 set -euo pipefail
 pkgs="linux-source-6.12 qemu-system-x86 gcc make flex bison bc libelf-dev
       libssl-dev cpio busybox-static ccache rsync python3 kmod xz-utils
-      dwarves sparse git perl gzip libc6-dev"
+      dwarves sparse git perl gzip libc6-dev gnuplot-nox"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -66,7 +66,16 @@ Core:
   nmissed policy are here;
 - probes on freed module or init text become GONE; a module's own
   blacklist is honoured;
-- debugfs list, enabled and blacklist.
+- a delayed optimizer turns armed sites into jumps: it waits one
+  RCU-tasks grace period for all the queued sites and writes all their
+  jumps in one text_poke_queue() batch; every reason to take a jump out
+  (post_handler, probe inside the region, disable, unregister, the
+  debug.kprobes-optimization sysctl, text going away) goes through the
+  same single function as arming;
+- per-probe hit counters (per CPU) and debugfs list, enabled, blacklist
+  and stats;
+- slots a preempted task may still be inside are reused only after an
+  RCU-tasks grace period, waited for by a worker.
 
 x86-64:
 - control transfers and the instructions that touch IF are emulated on
@@ -76,10 +85,14 @@ x86-64:
   text_poke_sync() per batch;
 - a fault in a copied instruction is rewound to the original address so
   that its exception-table fixup applies;
+- boosting: once a copy ran cleanly, hits without a post_handler run a
+  second copy that jumps back by itself (one trap per hit);
+- optimized probes (opt.c): a five-byte jump to a detour buffer that
+  saves a pt_regs, calls the handlers (a redirecting pre_handler leaves
+  through iret), runs the relocated region and jumps back; regions are
+  checked for jumps into them, exception-table entries, ENDBR and
+  patched text;
 - probes at ftrace sites are served by an ftrace_ops callback.
-
-Not implemented yet: boosting and optimized (jump) probes. The optprobe
-declarations stay so that CONFIG_OPTPROBES builds.
 
 get_kprobe(), within_kprobe_blacklist() and current_kprobe are now
 exported (GPL) so that modules, the KUnit suite among them, can use them
@@ -91,7 +104,9 @@ commit_paths "kprobes: new samples, KUnit suite and documentation" \
 "samples/kprobes: a kprobe that prints on each entry of a function, and
 a kretprobe that times each call. lib/test_kprobes.c: a KUnit suite
 covering registration, refusals and their error codes, instruction
-kinds, aggregates, enable/disable, recursion and kretprobes." \
+kinds, aggregates, enable/disable, recursion, kretprobes, hit counters,
+boosting and optimization (counting traps per hit), with transitions
+raced by a second thread." \
 	samples/kprobes lib/test_kprobes.c Documentation/trace/kprobes.rst
 
 cat > "$build/cover.txt" <<COVER
@@ -100,8 +115,9 @@ kprobes: a new implementation for x86-64
 This series replaces the kprobes core and the x86-64 kprobes code of
 Linux $version with a new implementation: the same interface for the
 rest of the tree and for modules, batched text patching (one patch and
-one RCU grace period per register_kprobes()/unregister_kprobes() call)
-and a documented probe life cycle.
+one RCU grace period per register_kprobes()/unregister_kprobes() call),
+boosting, jump optimization with a batched optimizer, per-probe hit
+counters, and a documented probe life cycle.
 
 Built and tested with the configuration in tools/testing/kprobes of the
 project tree (QEMU, 2 vCPUs): the KUnit suite in lib/test_kprobes.c and

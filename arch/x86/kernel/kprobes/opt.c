@@ -124,8 +124,8 @@ static int optprobe_hit(struct optimized_kprobe *op, struct pt_regs *regs)
 	} else {
 		get_kprobe_ctlblk()->kprobe_status = KPROBE_HIT_ACTIVE;
 		__this_cpu_write(current_kprobe, p);
-		kprobe_count_hit(p);
-		redirect = p->pre_handler && p->pre_handler(p, regs);
+		/* The site is an aggregate: a direct call, and it counts the hits. */
+		redirect = aggr_pre_handler(p, regs);
 		__this_cpu_write(current_kprobe, NULL);
 	}
 	preempt_enable();

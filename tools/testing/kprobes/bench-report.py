@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""bench-report.py OURS_LOG UPSTREAM_LOG UPSTREAM_VERSION OUTDIR
+
+Read the "BENCH-RUN <label>" and "BENCH <key> <value>" lines of the two
+bench consoles, print the comparison tables, write OUTDIR/bench.txt and
+plot the hit costs to OUTDIR/bench.png with gnuplot when it is there.
+"""
+import datetime
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+HITS = [
+    # key, label, traps per hit by design (the same in both kernels)
+    ("hit_breakpoint_post", "kprobe with post_handler (not boosted)", 2),
+    ("hit_boosted", "kprobe, boosted", 1),
+    ("hit_optimized", "kprobe, optimized", 0),
+    ("hit_ftrace", "kprobe on the ftrace site", 0),
+    ("hit_kretprobe", "kretprobe (entry on ftrace)", 0),
+    ("hit_kretprobe_entry", "kretprobe + entry_handler + data", 0),
+    ("hit_aggregate4", "4 kprobes at one address (optimized)", 0),
+]
+
+
+def parse(path):
+    runs = {}
+    label = None
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.strip().replace("\r", "")
+            m = re.search(r"BENCH-RUN (.+)$", line)
+            if m:
+                label = m.group(1).strip()
+                runs.setdefault(label, {})
+                continue
+            m = re.search(r"\bBENCH (\w+) (\d+)$", line)
+            if m and label:
+                runs[label][m.group(1)] = int(m.group(2))
+    return runs
+
+
+def ratio(a, b):
+    if a is None or b is None:
+        return "-"
+    if b == 0:
+        return "-" if a else "1.00"
+    return "%.2f" % (a / b)
+
+
+def fmt(v, scale=1):
+    return "-" if v is None else ("%d" % (v / scale) if scale == 1 else "%.1f" % (v / scale))
+
+
+def main():
+    ours, up = parse(sys.argv[1]), parse(sys.argv[2])
+    version, outdir = sys.argv[3], sys.argv[4]
+    lines = []
+    out = lines.append
+    out("kprobes benchmark, %s: ours against the tree's kprobes of linux-source-6.12 %s"
+        % (datetime.date.today().isoformat(), version))
+    out("QEMU TCG -icount shift=0: costs are guest instructions (a trap counts as one;")
+    out("add the hardware's price per trap, shown in the traps column). Times are")
+    out("virtual: instructions at 1 ns each, plus idle time, which passes at real speed.")
+    out("")
+    out("Hit cost over an unprobed call, instructions (median of 1001 calls)")
+    out("%-40s %6s %9s %9s %8s" % ("", "traps", "ours", "upstream", "ratio"))
+    oh, uh = ours.get("hits", {}), up.get("hits", {})
+    plot = []
+    for key, label, traps in HITS:
+        a, b = oh.get(key), uh.get(key)
+        out("%-40s %6d %9s %9s %8s" % (label, traps, fmt(a), fmt(b), ratio(a, b)))
+        plot.append((label, a or 0, b or 0))
+    out("%-40s %6s %9s %9s" % ("(the unprobed call itself)", "", fmt(oh.get("base_call")),
+                                 fmt(uh.get("base_call"))))
+    out("")
+    for kind, title in (("attach_batch", "register_kprobes() of N probes, one call"),
+                        ("attach_single", "register_kprobe() N times")):
+        out("%s, milliseconds (virtual)" % title)
+        out("%-10s %-14s %9s %9s %8s" % ("N", "", "ours", "upstream", "ratio"))
+        sizes = sorted({int(k.split()[1]) for k in list(ours) + list(up)
+                        if k.startswith(kind + " ")})
+        for n in sizes:
+            a, b = ours.get("%s %d" % (kind, n), {}), up.get("%s %d" % (kind, n), {})
+            for key, name in (("register_ns", "register"), ("optimized_ns", "to optimized"),
+                              ("unregister_ns", "unregister")):
+                out("%-10d %-14s %9s %9s %8s" % (n, name, fmt(a.get(key), 1e6),
+                                                  fmt(b.get(key), 1e6),
+                                                  ratio(a.get(key), b.get(key))))
+        out("")
+    out("Hit cost of a boosted probe with N other probes registered, instructions")
+    out("%-10s %9s %9s %8s" % ("N", "ours", "upstream", "ratio"))
+    sizes = sorted({int(k.split()[1]) for k in list(ours) + list(up) if k.startswith("scale ")})
+    for n in sizes:
+        a = ours.get("scale %d" % n, {}).get("hit_boosted_among")
+        b = up.get("scale %d" % n, {}).get("hit_boosted_among")
+        out("%-10d %9s %9s %8s" % (n, fmt(a), fmt(b), ratio(a, b)))
+    text = "\n".join(lines) + "\n"
+    sys.stdout.write(text)
+    os.makedirs(outdir, exist_ok=True)
+    with open(os.path.join(outdir, "bench.txt"), "w") as f:
+        f.write(text)
+
+    if not shutil.which("gnuplot"):
+        print("gnuplot not found: no out/bench.png")
+        return
+    dat = os.path.join(outdir, "bench-hits.dat")
+    with open(dat, "w") as f:
+        for label, a, b in plot:
+            f.write('"%s" %d %d\n' % (label, a, b))
+    script = """
+set terminal png size 1000,520
+set output '%s'
+set title 'kprobes hit cost over an unprobed call (guest instructions, -icount)'
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set ylabel 'instructions'
+set xtics rotate by -25 scale 0
+set key top right
+set grid ytics
+plot '%s' using 2:xtic(1) title 'ours', '' using 3 title 'upstream 6.12'
+""" % (os.path.join(outdir, "bench.png"), dat)
+    subprocess.run(["gnuplot"], input=script, text=True, check=True)
+    print("plot: %s" % os.path.join(outdir, "bench.png"))
+
+
+if __name__ == "__main__":
+    main()

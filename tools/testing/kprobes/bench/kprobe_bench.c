@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kprobe_bench: what probes cost, measured with the public kprobes API
+ * only, so that the same source builds and runs against our kprobes and
+ * against the tree's.
+ *
+ * Meant for QEMU with -icount shift=0, where the guest's TSC advances
+ * with the instructions executed: a cost is printed in instructions
+ * (TSC cycles converted with tsc_khz), deterministic from run to run.
+ * A trap costs one instruction there; real hardware adds its own price.
+ *
+ * Loading the module runs one experiment, chosen with exp=, and prints
+ * "BENCH <key> <value>" lines:
+ *   exp=hits	hit cost of each kind of probe, median over REPS calls,
+ *		minus the cost of calling the same target unprobed
+ *   exp=attach	register n= probes at distinct addresses (batch=1: one
+ *		register_kprobes() call; 0: one register_kprobe() each),
+ *		wait until the last one is optimized, unregister them
+ *   exp=scale	hit cost of one boosted probe while n= others are
+ *		registered
+ */
+
+#include <linux/module.h>
+#include <linux/kprobes.h>
+#include <linux/sort.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/delay.h>
+#include <linux/ktime.h>
+#include <asm/tsc.h>
+#include <asm/msr.h>
+#include <asm/nospec-branch.h>
+
+#define REPS		1001
+/*
+ * Probe targets for attach and scale: NR_FNS functions of FN_INSNS
+ * five-byte instructions each, every one of which can be probed and
+ * optimized on its own. Few symbols keep module kallsyms lookups (a
+ * linear walk) from dominating what is measured.
+ */
+#define NR_FNS		2000
+#define FN_INSNS	50
+#define NR_TARGETS	(NR_FNS * FN_INSNS)
+
+static char *experiment = "hits";
+module_param_named(exp, experiment, charp, 0444);
+static int n = 100;
+module_param(n, int, 0444);
+static bool batch = true;
+module_param(batch, bool, 0444);
+/*
+ * First target to use: runs use disjoint targets, because the tree's
+ * kprobes trip over an address probed (and optimized) by the module's
+ * previous load (a WARN in reuse_unused_kprobe() and -EINVAL).
+ */
+static int first;
+module_param(first, int, 0444);
+
+/*
+ * bench_opt(x) = x + 6: two instructions (7 bytes) at +0 that a jump can
+ * replace. bench_boost(x) = x + 1: the add at +3 is followed by ret, so
+ * a probe there can be boosted but not optimized. bench_fns[] lists the
+ * NR_FNS functions of FN_INSNS "addl $1000, %eax" and a ret.
+ */
+#define BENCH_RET ANNOTATE_RETPOLINE_SAFE "ret\n"
+#define BENCH_FUNC(name) ".type " #name ", @function\n" #name ":\n"
+#define BENCH_END(name) ".size " #name ", .-" #name "\n"
+
+unsigned long bench_opt(unsigned long x);
+unsigned long bench_boost(unsigned long x);
+extern const unsigned long bench_fns[NR_FNS];
+
+asm(".pushsection .text\n"
+    BENCH_FUNC(bench_opt)
+    "	movq %rdi, %rax\n"
+    "	addq $5, %rax\n"
+    "	addq $1, %rax\n"
+    BENCH_RET
+    BENCH_END(bench_opt)
+    BENCH_FUNC(bench_boost)
+    "	movq %rdi, %rax\n"
+    "	addq $1, %rax\n"
+    BENCH_RET
+    BENCH_END(bench_boost)
+    ".altmacro\n"
+    ".macro bench_fn i\n"
+    "	.pushsection .text\n"
+    "	.type bench_fn_\\i, @function\n"
+    "bench_fn_\\i:\n"
+    "	.rept " __stringify(FN_INSNS) "\n"
+    "	addl $1000, %eax\n"
+    "	.endr\n"
+    "	" BENCH_RET
+    "	.size bench_fn_\\i, .-bench_fn_\\i\n"
+    "	.popsection\n"
+    "	.quad bench_fn_\\i\n"
+    ".endm\n"
+    ".popsection\n"
+    ".pushsection .rodata\n"
+    ".balign 8\n"
+    "bench_fns:\n"
+    ".set bench_i, 0\n"
+    ".rept " __stringify(NR_FNS) "\n"
+    "	bench_fn %bench_i\n"
+    "	.set bench_i, bench_i + 1\n"
+    ".endr\n"
+    ".noaltmacro\n"
+    ".popsection\n");
+
+/* A C function: its entry is an ftrace site where the kernel has them. */
+static noinline unsigned long bench_ftrace(unsigned long x)
+{
+	asm volatile("" : "+r" (x));
+	return x + 2;
+}
+
+static u64 samples[REPS];
+
+static int cmp_u64(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median cost of a call of @fn, in instructions (see the top comment). */
+static u64 call_cost(unsigned long (*fn)(unsigned long))
+{
+	unsigned long (*volatile call)(unsigned long) = fn;
+	u64 t0, t1;
+	int i;
+
+	for (i = 0; i < REPS; i++) {
+		t0 = rdtsc_ordered();
+		call(i);
+		t1 = rdtsc_ordered();
+		samples[i] = t1 - t0;
+	}
+	sort(samples, REPS, sizeof(u64), cmp_u64, NULL);
+	return div_u64(samples[REPS / 2] * 1000000ULL, tsc_khz);
+}
+
+static int nop_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	return 0;
+}
+
+static void nop_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+}
+
+static int nop_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	return 0;
+}
+
+static int stamp_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	*(u64 *)ri->data = regs->di;
+	return 0;
+}
+
+/* Wait (up to 20 s) until a hit on @fn costs at most @limit instructions. */
+static bool wait_cheaper(unsigned long (*fn)(unsigned long), u64 base, u64 limit)
+{
+	int i;
+
+	for (i = 0; i < 2000; i++) {
+		if (call_cost(fn) - base <= limit)
+			return true;
+		msleep(10);
+	}
+	return false;
+}
+
+/* An optimized hit costs well under this; a trapping one well over. */
+#define OPTIMIZED_LIMIT	250
+
+static void report(const char *key, u64 value)
+{
+	pr_info("BENCH %s %llu\n", key, value);
+}
+
+static void bench_hits(void)
+{
+	u64 base_opt = call_cost(bench_opt), base_boost = call_cost(bench_boost);
+	u64 base_ftrace = call_cost(bench_ftrace);
+	struct kprobe kp = {}, agg[4] = {};
+	struct kretprobe rp = {};
+	struct kprobe *aggs[4];
+	int i;
+
+	report("base_call", base_opt);
+
+	kp.addr = (kprobe_opcode_t *)bench_boost + 3;
+	kp.pre_handler = nop_pre;
+	kp.post_handler = nop_post;
+	if (!register_kprobe(&kp)) {
+		report("hit_breakpoint_post", call_cost(bench_boost) - base_boost);
+		unregister_kprobe(&kp);
+	}
+
+	memset(&kp, 0, sizeof(kp));
+	kp.addr = (kprobe_opcode_t *)bench_boost + 3;
+	kp.pre_handler = nop_pre;
+	if (!register_kprobe(&kp)) {
+		call_cost(bench_boost);		/* the first hits ready the boost */
+		report("hit_boosted", call_cost(bench_boost) - base_boost);
+		unregister_kprobe(&kp);
+	}
+
+	memset(&kp, 0, sizeof(kp));
+	kp.addr = (kprobe_opcode_t *)bench_opt;
+	kp.pre_handler = nop_pre;
+	if (!register_kprobe(&kp)) {
+		wait_cheaper(bench_opt, base_opt, OPTIMIZED_LIMIT);
+		report("hit_optimized", call_cost(bench_opt) - base_opt);
+		unregister_kprobe(&kp);
+	}
+
+	memset(&kp, 0, sizeof(kp));
+	kp.addr = (kprobe_opcode_t *)bench_ftrace;
+	kp.pre_handler = nop_pre;
+	if (!register_kprobe(&kp)) {
+		report("hit_ftrace", call_cost(bench_ftrace) - base_ftrace);
+		unregister_kprobe(&kp);
+	}
+
+	rp.kp.addr = (kprobe_opcode_t *)bench_ftrace;
+	rp.handler = nop_ret;
+	if (!register_kretprobe(&rp)) {
+		report("hit_kretprobe", call_cost(bench_ftrace) - base_ftrace);
+		unregister_kretprobe(&rp);
+	}
+
+	memset(&rp, 0, sizeof(rp));
+	rp.kp.addr = (kprobe_opcode_t *)bench_ftrace;
+	rp.handler = nop_ret;
+	rp.entry_handler = stamp_entry;
+	rp.data_size = sizeof(u64);
+	if (!register_kretprobe(&rp)) {
+		report("hit_kretprobe_entry", call_cost(bench_ftrace) - base_ftrace);
+		unregister_kretprobe(&rp);
+	}
+
+	for (i = 0; i < 4; i++) {
+		agg[i].addr = (kprobe_opcode_t *)bench_opt;
+		agg[i].pre_handler = nop_pre;
+		aggs[i] = &agg[i];
+	}
+	if (!register_kprobes(aggs, 4)) {
+		wait_cheaper(bench_opt, base_opt, OPTIMIZED_LIMIT);
+		report("hit_aggregate4", call_cost(bench_opt) - base_opt);
+		unregister_kprobes(aggs, 4);
+	}
+}
+
+static struct kprobe *alloc_fn_probes(int count, struct kprobe ***kps)
+{
+	struct kprobe *probes;
+	int i, t;
+
+	if (first < 0 || count > NR_TARGETS - first)
+		return NULL;
+	probes = vzalloc(array_size(count, sizeof(*probes)));
+
+	*kps = vzalloc(array_size(count, sizeof(**kps)));
+	if (!probes || !*kps) {
+		vfree(probes);
+		vfree(*kps);
+		return NULL;
+	}
+	for (i = 0; i < count; i++) {
+		t = first + i;
+		probes[i].addr = (kprobe_opcode_t *)bench_fns[t % NR_FNS] +
+				 5 * (t / NR_FNS);
+		probes[i].pre_handler = nop_pre;
+		(*kps)[i] = &probes[i];
+	}
+	return probes;
+}
+
+static void bench_attach(void)
+{
+	unsigned long (*last)(unsigned long);
+	struct kprobe *probes, **kps;
+	u64 t0, t1, t2, t3, base;
+	int i, ret = 0;
+
+	if (n < 1 || n > NR_TARGETS)
+		return;
+	probes = alloc_fn_probes(n, &kps);
+	if (!probes)
+		return;
+	/*
+	 * Called at its own address, the last probe's code runs only that
+	 * probe: the highest one in its function.
+	 */
+	last = (void *)probes[n - 1].addr;
+	base = call_cost(last);
+
+	t0 = ktime_get_ns();
+	if (batch)
+		ret = register_kprobes(kps, n);
+	else
+		for (i = 0; i < n && !ret; i++)
+			ret = register_kprobe(kps[i]);
+	t1 = ktime_get_ns();
+	if (ret) {
+		pr_err("BENCH register failed: %d\n", ret);
+		if (!batch)
+			unregister_kprobes(kps, i - 1);
+		goto out;
+	}
+	/* The optimizer works in queue order: the last one is the last done. */
+	if (wait_cheaper(last, base, OPTIMIZED_LIMIT))
+		report("optimized_ns", ktime_get_ns() - t1);
+	t2 = ktime_get_ns();
+	if (batch)
+		unregister_kprobes(kps, n);
+	else
+		for (i = 0; i < n; i++)
+			unregister_kprobe(kps[i]);
+	t3 = ktime_get_ns();
+	report("register_ns", t1 - t0);
+	report("unregister_ns", t3 - t2);
+out:
+	vfree(probes);
+	vfree(kps);
+}
+
+static void bench_scale(void)
+{
+	struct kprobe *probes, **kps, kp = {};
+	u64 base = call_cost(bench_boost);
+	int ret;
+
+	if (n < 1 || n > NR_TARGETS)
+		return;
+	probes = alloc_fn_probes(n, &kps);
+	if (!probes)
+		return;
+	ret = register_kprobes(kps, n);
+	if (ret) {
+		pr_err("BENCH register failed: %d\n", ret);
+		goto out;
+	}
+	kp.addr = (kprobe_opcode_t *)bench_boost + 3;
+	kp.pre_handler = nop_pre;
+	if (!register_kprobe(&kp)) {
+		call_cost(bench_boost);
+		report("hit_boosted_among", call_cost(bench_boost) - base);
+		unregister_kprobe(&kp);
+	}
+	unregister_kprobes(kps, n);
+out:
+	vfree(probes);
+	vfree(kps);
+}
+
+static int __init kprobe_bench_init(void)
+{
+	if (!strcmp(experiment, "hits"))
+		bench_hits();
+	else if (!strcmp(experiment, "attach"))
+		bench_attach();
+	else if (!strcmp(experiment, "scale"))
+		bench_scale();
+	else
+		return -EINVAL;
+	pr_info("BENCH done\n");
+	return 0;
+}
+module_init(kprobe_bench_init);
+
+static void __exit kprobe_bench_exit(void)
+{
+}
+module_exit(kprobe_bench_exit);
+
+MODULE_DESCRIPTION("kprobes benchmark (public API only)");
+MODULE_LICENSE("GPL");
