@@ -115,9 +115,7 @@ static int optprobe_hit(struct optimized_kprobe *op, struct pt_regs *regs)
 	regs->orig_ax = ~0UL;
 	regs->ip = (unsigned long)p->addr + INT3_INSN_SIZE;
 
-	if (kprobe_disabled(p))		/* being unoptimized */
-		return 0;
-
+	/* A site being unoptimized may be disabled: its members say so. */
 	preempt_disable();
 	if (kprobe_running()) {
 		kprobes_inc_nmissed_count(p);
