@@ -111,8 +111,11 @@ def main():
         for label, a, b in plot:
             f.write('"%s" %d %d\n' % (label, a, b))
     script = """
-set terminal png size 1000,520
+set terminal png size 1100,600 noenhanced
 set output '%s'
+set yrange [0:*]
+set bmargin 10
+set rmargin 24
 set title 'kprobes hit cost over an unprobed call (guest instructions, -icount)'
 set style data histograms
 set style histogram clustered gap 1
