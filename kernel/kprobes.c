@@ -1060,6 +1060,17 @@ static bool site_wants_optimized(struct kprobe *site)
 	       !region_has_probe(site);
 }
 
+/* Give an aggregate site a detour buffer, if the arch can reach it by a jump. */
+static bool site_prepare_detour(struct kprobe *site, struct kprobe *p)
+{
+	return !kprobe_ftrace(site) && !arch_prepare_optimized_kprobe(to_op(site), p);
+}
+
+static void site_remove_detour(struct kprobe *site)
+{
+	arch_remove_optimized_kprobe(to_op(site));
+}
+
 static void optimizer_queue(struct kprobe *site)
 {
 	if (site->flags & (KPROBE_FLAG_OPTIMIZED | KPROBE_FLAG_OPT_QUEUED))
@@ -1135,6 +1146,15 @@ static void requeue_covering_sites(kprobe_opcode_t *addr)
 	}
 }
 #else
+static bool site_prepare_detour(struct kprobe *site, struct kprobe *p)
+{
+	return false;
+}
+
+static void site_remove_detour(struct kprobe *site)
+{
+}
+
 static void site_sync_optimized(struct kprobe_batch *b, struct kprobe *site,
 				bool armed)
 {
@@ -1279,9 +1299,7 @@ static void release_site(struct kprobe *site)
 		arch_remove_kprobe(site);
 	if (!kprobe_is_aggr(site))
 		return;
-#ifdef CONFIG_OPTPROBES
-	arch_remove_optimized_kprobe(to_op(site));
-#endif
+	site_remove_detour(site);
 	kfree(to_aggr(site));
 }
 
@@ -1374,26 +1392,19 @@ static void update_aggregate(struct kprobe *site)
  */
 static struct kprobe *insert_new_site(struct kprobe *p)
 {
-#ifdef CONFIG_OPTPROBES
 	struct kprobe *ag = NULL;
 
-	if (!kprobe_ftrace(p)) {
+	if (IS_ENABLED(CONFIG_OPTPROBES) && !kprobe_ftrace(p))
 		ag = alloc_aggregate();
-		if (ag) {
-			ag->addr = p->addr;
-			if (arch_prepare_optimized_kprobe(to_op(ag), p)) {
-				kfree(to_aggr(ag));
-				ag = NULL;
-			}
+	if (ag) {
+		ag->addr = p->addr;
+		if (!site_prepare_detour(ag, p)) {
+			kfree(to_aggr(ag));
+			ag = NULL;
 		}
 	}
 	hlist_add_head_rcu(&p->hlist, kprobe_bucket(p->addr));
-	if (ag)
-		return make_aggregate(p, ag);
-#else
-	hlist_add_head_rcu(&p->hlist, kprobe_bucket(p->addr));
-#endif
-	return p;
+	return ag ? make_aggregate(p, ag) : p;
 }
 
 /*
@@ -1413,9 +1424,7 @@ static struct kprobe *revive_gone_site(struct kprobe *site, struct kprobe *p)
 	}
 	if (!kprobe_ftrace(site))
 		arch_remove_kprobe(site);
-#ifdef CONFIG_OPTPROBES
-	arch_remove_optimized_kprobe(to_op(site));
-#endif
+	site_remove_detour(site);
 	site->flags &= ~(KPROBE_FLAG_GONE | KPROBE_FLAG_FTRACE | KPROBE_FLAGS_PRIVATE);
 	site->flags |= p->flags & KPROBE_FLAG_FTRACE;
 	ret = prepare_site(site);
@@ -1423,11 +1432,8 @@ static struct kprobe *revive_gone_site(struct kprobe *site, struct kprobe *p)
 		site->flags |= KPROBE_FLAG_GONE;
 		return ERR_PTR(ret);
 	}
-#ifdef CONFIG_OPTPROBES
 	/* Not being able to optimize the new text is no error. */
-	if (!kprobe_ftrace(site))
-		arch_prepare_optimized_kprobe(to_op(site), p);
-#endif
+	site_prepare_detour(site, p);
 	return site;
 }
 
@@ -2233,18 +2239,6 @@ static void show_probe(struct seq_file *m, struct kprobe *site, struct kprobe *p
 		   kprobe_ftrace(site) ? "[FTRACE]" : "");
 }
 
-/* Hits that ran @p's handlers, summed over the CPUs. */
-static unsigned long probe_hits(struct kprobe *p)
-{
-	unsigned long sum = 0;
-	int cpu;
-
-	if (p->nhit)
-		for_each_possible_cpu(cpu)
-			sum += *per_cpu_ptr(p->nhit, cpu);
-	return sum;
-}
-
 /* Hits that skipped @p's handlers; a kretprobe adds its pool misses. */
 static unsigned long probe_missed(struct kprobe *p)
 {
@@ -2260,7 +2254,7 @@ static unsigned long probe_missed(struct kprobe *p)
 static void show_probe_stats(struct seq_file *m, struct kprobe *site, struct kprobe *p)
 {
 	show_probe_location(m, p);
-	seq_printf(m, "%lu %lu\n", probe_hits(p), probe_missed(p));
+	seq_printf(m, "%lu %lu\n", kprobe_hits(p), probe_missed(p));
 }
 
 static void *list_seq_start(struct seq_file *m, loff_t *pos)
@@ -2280,49 +2274,41 @@ static void list_seq_stop(struct seq_file *m, void *v)
 	mutex_unlock(&kprobe_mutex);
 }
 
-/* Show every probe in one hash bucket with @show. */
-static void show_bucket(struct seq_file *m, loff_t bucket,
-			void (*show)(struct seq_file *, struct kprobe *, struct kprobe *))
+/*
+ * list and stats walk the table the same way and differ in the line
+ * they print per probe: the file's private data says which.
+ */
+struct probe_view {
+	void (*show)(struct seq_file *m, struct kprobe *site, struct kprobe *p);
+};
+
+static struct probe_view list_view = { .show = show_probe };
+static struct probe_view stats_view = { .show = show_probe_stats };
+
+/* Show every probe in one hash bucket. */
+static int probes_seq_show(struct seq_file *m, void *v)
 {
+	struct probe_view *view = m->private;
 	struct kprobe *site, *p;
 
-	hlist_for_each_entry(site, &kprobe_table[bucket], hlist) {
+	hlist_for_each_entry(site, &kprobe_table[*(loff_t *)v], hlist) {
 		if (!kprobe_is_aggr(site)) {
-			show(m, site, site);
+			view->show(m, site, site);
 			continue;
 		}
 		list_for_each_entry(p, &site->list, list)
-			show(m, site, p);
+			view->show(m, site, p);
 	}
-}
-
-static int list_seq_show(struct seq_file *m, void *v)
-{
-	show_bucket(m, *(loff_t *)v, show_probe);
 	return 0;
 }
 
-static int stats_seq_show(struct seq_file *m, void *v)
-{
-	show_bucket(m, *(loff_t *)v, show_probe_stats);
-	return 0;
-}
-
-static const struct seq_operations kprobes_list_sops = {
+static const struct seq_operations kprobes_probes_sops = {
 	.start = list_seq_start,
 	.next = list_seq_next,
 	.stop = list_seq_stop,
-	.show = list_seq_show,
+	.show = probes_seq_show,
 };
-DEFINE_SEQ_ATTRIBUTE(kprobes_list);
-
-static const struct seq_operations kprobes_stats_sops = {
-	.start = list_seq_start,
-	.next = list_seq_next,
-	.stop = list_seq_stop,
-	.show = stats_seq_show,
-};
-DEFINE_SEQ_ATTRIBUTE(kprobes_stats);
+DEFINE_SEQ_ATTRIBUTE(kprobes_probes);
 
 /* Arm or disarm every site, keeping each probe's own disabled state. */
 static int set_all_armed(bool arm)
@@ -2403,10 +2389,10 @@ static int __init kprobes_debugfs_init(void)
 {
 	struct dentry *dir = debugfs_create_dir("kprobes", NULL);
 
-	debugfs_create_file("list", 0400, dir, NULL, &kprobes_list_fops);
+	debugfs_create_file("list", 0400, dir, &list_view, &kprobes_probes_fops);
 	debugfs_create_file("enabled", 0600, dir, NULL, &kprobes_enabled_fops);
 	debugfs_create_file("blacklist", 0400, dir, NULL, &kprobe_blacklist_fops);
-	debugfs_create_file("stats", 0400, dir, NULL, &kprobes_stats_fops);
+	debugfs_create_file("stats", 0400, dir, &stats_view, &kprobes_probes_fops);
 	return 0;
 }
 late_initcall(kprobes_debugfs_init);

@@ -307,18 +307,6 @@ static bool wait_for_hit(atomic_t *counter, int before)
 	return false;
 }
 
-/* The hits that ran @p's handlers, summed over the CPUs. */
-static unsigned long probe_hits(struct kprobe *p)
-{
-	unsigned long sum = 0;
-	int cpu;
-
-	if (p->nhit)
-		for_each_possible_cpu(cpu)
-			sum += *per_cpu_ptr(p->nhit, cpu);
-	return sum;
-}
-
 static bool site_holds(struct kprobe *site, struct kprobe *p)
 {
 	struct kprobe *m;
@@ -1102,7 +1090,7 @@ static void test_recursion_missed_breakpoint(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpt_rip_load(), kpt_rip_data);
 	KUNIT_EXPECT_EQ(test, kp.nmissed, 2UL);
 	/* The two nested hits skipped the handlers: they are not hits. */
-	KUNIT_EXPECT_EQ(test, probe_hits(&kp), 1UL);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&kp), 1UL);
 	unregister_kprobe(&kp);
 }
 
@@ -1122,7 +1110,7 @@ static void test_hit_counters(struct kunit *test)
 	init_probe(&f, target, NULL, 0, count_pre2, NULL);
 	KUNIT_ASSERT_EQ(test, 0,
 			register_kprobes((struct kprobe *[]){ &a, &b, &c, &f }, 4));
-	KUNIT_EXPECT_EQ(test, probe_hits(&a), 0UL);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&a), 0UL);
 	for (i = 0; i < 3; i++)
 		KUNIT_EXPECT_EQ(test, kpt_jmp(), 2UL);
 	KUNIT_EXPECT_EQ(test, 0, disable_kprobe(&b));
@@ -1133,10 +1121,10 @@ static void test_hit_counters(struct kunit *test)
 	for (i = 0; i < 6; i++)
 		target(rand1);
 
-	KUNIT_EXPECT_EQ(test, probe_hits(&a), 5UL);
-	KUNIT_EXPECT_EQ(test, probe_hits(&b), 3UL);
-	KUNIT_EXPECT_EQ(test, probe_hits(&c), 4UL);
-	KUNIT_EXPECT_EQ(test, probe_hits(&f), 6UL);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&a), 5UL);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&b), 3UL);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&c), 4UL);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&f), 6UL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&post2_hits), 3);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 6);
 
@@ -1304,7 +1292,7 @@ static void test_optimized(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, site_optimized(kpt_opt));
 	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_opt_10, 5, 26, test), 0UL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 5);
-	KUNIT_EXPECT_EQ(test, probe_hits(&kp), 5UL);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&kp), 5UL);
 
 	/* A post_handler needs the trap after the instruction. */
 	init_probe(&post, kpt_opt, NULL, 0, NULL, count_post);

@@ -128,6 +128,18 @@ static __always_inline void kprobe_count_hit(struct kprobe *p)
 		this_cpu_inc(*p->nhit);
 }
 
+/* The hits that ran @p's handlers, summed over the CPUs; 0 if unregistered. */
+static inline unsigned long kprobe_hits(struct kprobe *p)
+{
+	unsigned long sum = 0;
+	int cpu;
+
+	if (p->nhit)
+		for_each_possible_cpu(cpu)
+			sum += *per_cpu_ptr(p->nhit, cpu);
+	return sum;
+}
+
 /*
  * Used only by architectures that have no rethook; kept so that the
  * structures below have the same shape on every architecture.

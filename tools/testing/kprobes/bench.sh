@@ -21,17 +21,7 @@ mkdir -p "$out"
 
 for which in ours upstream; do
 	"$t/bench-build.sh" "$which"
-	root=$build/initramfs-bench-$which
-	rm -rf "$root"
-	mkdir -p "$root"/{bin,dev,proc,sys,tmp,lib/modules/kprobes}
-	cp /bin/busybox "$root/bin/busybox"
-	for app in $("$root/bin/busybox" --list); do
-		[ "$app" = busybox ] || ln -s busybox "$root/bin/$app"
-	done
-	cp "$t/guest/init" "$root/init"
-	cp "$t/guest/bench" "$root/bin/"
-	cp "$build/bench-mod-$which/kprobe_bench.ko" "$root/lib/modules/kprobes/"
-	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$root.cpio.gz"
+	"$t/make-initramfs.sh" --bench "$which"
 done
 
 for which in ours upstream; do

@@ -12,19 +12,29 @@ mods=("$obj/lib/test_kprobes.ko" "$obj/samples/kprobes/kprobe_example.ko"
       "$obj/samples/kprobes/kretprobe_example.ko" "$t/modules/kprobe_target.ko"
       "$repo/.build/upstream-kunit/test_kprobes_upstream.ko")
 # --bare: busybox and the scripts only, for kernels without modules.
-if [ "${1:-}" = --bare ]; then
+# --bench ours|upstream: the scripts and make bench's module for that kernel.
+mode=${1:-}
+case $mode in
+--bare)
 	out=$repo/.build/initramfs-bare.cpio.gz
 	root=$repo/.build/initramfs-bare
 	mods=()
-fi
+	;;
+--bench)
+	out=$repo/.build/initramfs-bench-$2.cpio.gz
+	root=$repo/.build/initramfs-bench-$2
+	mods=("$repo/.build/bench-mod-$2/kprobe_bench.ko")
+	;;
+esac
 prog=$repo/.build/kprobe_pmu
-if [ "${1:-}" != --bare ] &&
-   { [ ! -x "$prog" ] || [ "$t/guest-progs/kprobe_pmu.c" -nt "$prog" ]; }; then
-	echo "  CC      .build/kprobe_pmu (static, for the guest)"
-	gcc -static -O2 -Wall -o "$prog" "$t/guest-progs/kprobe_pmu.c"
-fi
 progs=()
-[ "${1:-}" = --bare ] || progs=("$prog")
+if [ -z "$mode" ]; then
+	if [ ! -x "$prog" ] || [ "$t/guest-progs/kprobe_pmu.c" -nt "$prog" ]; then
+		echo "  CC      .build/kprobe_pmu (static, for the guest)"
+		gcc -static -O2 -Wall -o "$prog" "$t/guest-progs/kprobe_pmu.c"
+	fi
+	progs=("$prog")
+fi
 inputs=("${mods[@]}" "$t"/guest/* "${progs[@]}" /bin/busybox "$0")
 if [ -f "$out" ]; then
 	stale=0
@@ -39,7 +49,7 @@ for app in $("$root/bin/busybox" --list); do
 	[ "$app" = busybox ] || ln -s busybox "$root/bin/$app"
 done
 cp "$t"/guest/init "$root/init"
-cp "$t"/guest/run-tests "$t"/guest/demo "${progs[@]}" "$root/bin/"
+cp "$t"/guest/run-tests "$t"/guest/demo "$t"/guest/bench "${progs[@]}" "$root/bin/"
 for m in "${mods[@]}"; do cp "$m" "$root/lib/modules/kprobes/"; done
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$out.tmp"
 mv "$out.tmp" "$out"
