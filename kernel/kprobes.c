@@ -742,18 +742,10 @@ static unsigned int symbol_occurrences(const char *name)
 	return sc.count;
 }
 
-/*
- * The address a probe asks for: .addr, or .symbol_name + .offset. Sets
- * @on_func_entry when that is a function's first instruction (after any
- * landing pad the arch skips).
- */
-static kprobe_opcode_t *resolve_probe_addr(kprobe_opcode_t *addr,
-					   const char *symbol_name,
-					   unsigned long offset,
-					   bool *on_func_entry)
+/* The address a probe asks for: .addr, or .symbol_name's, plus .offset. */
+static kprobe_opcode_t *probe_target(kprobe_opcode_t *addr, const char *symbol_name,
+				     unsigned long offset)
 {
-	unsigned long size, sym_offset;
-
 	if (!!addr == !!symbol_name)
 		return ERR_PTR(-EINVAL);
 
@@ -766,15 +758,104 @@ static kprobe_opcode_t *resolve_probe_addr(kprobe_opcode_t *addr,
 		if (!addr)
 			return ERR_PTR(-ENOENT);
 	}
+	return (kprobe_opcode_t *)((unsigned long)addr + offset);
+}
 
-	/* Normalize to symbol + offset so the arch can adjust entries. */
-	addr = (kprobe_opcode_t *)((unsigned long)addr + offset);
-	if (kallsyms_lookup_size_offset((unsigned long)addr, &size, &sym_offset))
-		addr = arch_adjust_kprobe_addr((unsigned long)addr - sym_offset,
-					       sym_offset, on_func_entry);
-	else
-		*on_func_entry = false;
-	return addr ? addr : ERR_PTR(-EINVAL);
+/*
+ * Where the arch wants a probe on @addr, which is in no function or in
+ * the one starting at @func: past a landing pad at a function's entry.
+ * Sets @on_func_entry when it is a function's first instruction.
+ */
+static kprobe_opcode_t *place_in_function(unsigned long addr, bool in_function,
+					  unsigned long func, bool *on_func_entry)
+{
+	kprobe_opcode_t *where;
+
+	*on_func_entry = false;
+	if (!in_function)
+		return (kprobe_opcode_t *)addr;
+	where = arch_adjust_kprobe_addr(func, addr - func, on_func_entry);
+	return where ? where : ERR_PTR(-EINVAL);
+}
+
+/* probe_target() and place_in_function(), for callers outside a batch. */
+static kprobe_opcode_t *resolve_probe_addr(kprobe_opcode_t *addr,
+					   const char *symbol_name,
+					   unsigned long offset,
+					   bool *on_func_entry)
+{
+	unsigned long size, func_offset;
+	bool found;
+
+	addr = probe_target(addr, symbol_name, offset);
+	if (IS_ERR(addr))
+		return addr;
+	found = kallsyms_lookup_size_offset((unsigned long)addr, &size, &func_offset);
+	return place_in_function((unsigned long)addr, found,
+				 (unsigned long)addr - func_offset, on_func_entry);
+}
+
+/*
+ * The function around the probe add_probe() is placing, looked up once
+ * for the core's checks and the arch's: a module's symbols are searched
+ * one by one. Filled by place_probe() once the text is pinned, emptied
+ * when add_probe() lets go of it; kprobe_mutex.
+ */
+static struct {
+	unsigned long start;
+	unsigned long size;
+} probed_function;
+
+/**
+ * kprobe_function_bounds() - the function around a probed address
+ * @addr: a kernel text address
+ * @start: set to the function's first byte
+ * @size: set to its size in bytes
+ *
+ * For the arch's checks of a probe point, with kprobe_mutex held; the
+ * function of the probe being registered is remembered.
+ *
+ * Return: false when @addr is in no function kallsyms knows.
+ */
+bool kprobe_function_bounds(unsigned long addr, unsigned long *start,
+			    unsigned long *size)
+{
+	unsigned long offset;
+
+	lockdep_assert_held(&kprobe_mutex);
+	if (addr - probed_function.start < probed_function.size) {
+		*start = probed_function.start;
+		*size = probed_function.size;
+		return true;
+	}
+	if (!kallsyms_lookup_size_offset(addr, size, &offset))
+		return false;
+	*start = addr - offset;
+	return true;
+}
+
+/*
+ * Look up @p's function for the checks that follow and move @p->addr
+ * where the arch wants it. The text at @p->addr must be pinned.
+ */
+static int place_probe(struct kprobe *p)
+{
+	unsigned long addr = (unsigned long)p->addr, size, offset;
+	kprobe_opcode_t *where;
+	bool found, on_func_entry;
+
+	found = kallsyms_lookup_size_offset(addr, &size, &offset);
+	if (found) {
+		probed_function.start = addr - offset;
+		probed_function.size = size;
+	}
+	where = place_in_function(addr, found, addr - offset, &on_func_entry);
+	if (IS_ERR(where))
+		return PTR_ERR(where);
+	p->addr = where;
+	if (on_func_entry)
+		p->flags |= KPROBE_FLAG_ON_FUNC_ENTRY;
+	return 0;
 }
 
 /**
@@ -1218,10 +1299,7 @@ static bool is_bug_site(unsigned long addr)
 #endif
 
 #ifdef CONFIG_MODULES
-/*
- * Keep the module that holds @addr from going away while a probe on it
- * is registered; refuse text that is being freed.
- */
+/* Keep the module that holds @addr from going away while we place a probe. */
 static int pin_probed_module(unsigned long addr, struct module **probed_mod)
 {
 	struct module *mod;
@@ -1254,24 +1332,41 @@ static int pin_probed_module(unsigned long addr, struct module **probed_mod)
 #endif
 
 /*
- * Everything that makes an address unprobeable, whatever the arch. On
- * success a module that holds @p->addr is pinned in *@probed_mod until
- * the caller is done registering.
- * Called with kprobe_mutex and the text locks held.
+ * Is @addr kernel or module text? On success a module that holds it is
+ * pinned in *@probed_mod until the caller is done registering.
  */
-static int check_probe_address(struct kprobe *p, struct module **probed_mod)
+static int pin_probed_text(unsigned long addr, struct module **probed_mod)
+{
+	*probed_mod = NULL;
+	if (!core_kernel_text(addr) && !is_module_text_address(addr))
+		return -EINVAL;
+	return pin_probed_module(addr, probed_mod);
+}
+
+/*
+ * Jump labels and static calls rewrite their sites; finding out whether
+ * an address is one walks every site in the kernel. An arch that can
+ * tell from the instruction that it is none says so here.
+ */
+bool __weak arch_kprobe_may_be_patch_site(unsigned long addr)
+{
+	return true;
+}
+
+/*
+ * Everything else that makes an address unprobeable, whatever the arch.
+ * Called with kprobe_mutex and the text locks held, the text pinned.
+ */
+static int check_probe_address(struct kprobe *p)
 {
 	unsigned long addr = (unsigned long)p->addr;
 	unsigned long ftrace_addr;
 
-	*probed_mod = NULL;
-
-	if (!core_kernel_text(addr) && !is_module_text_address(addr))
+	if (within_kprobe_blacklist(addr) || is_bug_site(addr))
 		return -EINVAL;
-	if (within_kprobe_blacklist(addr) ||
-	    jump_label_text_reserved(p->addr, p->addr) ||
-	    static_call_text_reserved(p->addr, p->addr) ||
-	    is_bug_site(addr))
+	if (arch_kprobe_may_be_patch_site(addr) &&
+	    (jump_label_text_reserved(p->addr, p->addr) ||
+	     static_call_text_reserved(p->addr, p->addr)))
 		return -EINVAL;
 
 	ftrace_addr = ftrace_location(addr);
@@ -1282,8 +1377,7 @@ static int check_probe_address(struct kprobe *p, struct module **probed_mod)
 			return -EINVAL;
 		p->flags |= KPROBE_FLAG_FTRACE;
 	}
-
-	return pin_probed_module(addr, probed_mod);
+	return 0;
 }
 
 static int prepare_site(struct kprobe *p)
@@ -1438,25 +1532,22 @@ static struct kprobe *revive_gone_site(struct kprobe *site, struct kprobe *p)
 }
 
 /*
- * Work out where @p goes and reset its core-owned fields. Done before the
- * text locks are taken: symbol lookups take module_mutex.
+ * Find the address @p asks for and reset its core-owned fields. Done
+ * before the text locks are taken: a lookup by name takes module_mutex.
  */
 static int resolve_new_probe(struct kprobe *p)
 {
 	struct kprobe *site;
-	bool on_func_entry;
 	kprobe_opcode_t *addr;
 
 	if (p->addr && is_registered(p, &site))
 		return -EINVAL;
-	addr = resolve_probe_addr(p->addr, p->symbol_name, p->offset, &on_func_entry);
+	addr = probe_target(p->addr, p->symbol_name, p->offset);
 	if (IS_ERR(addr))
 		return PTR_ERR(addr);
 
 	p->addr = addr;
 	p->flags &= KPROBE_FLAG_DISABLED;
-	if (on_func_entry)
-		p->flags |= KPROBE_FLAG_ON_FUNC_ENTRY;
 	p->nmissed = 0;
 	p->nhit = NULL;
 	INIT_LIST_HEAD(&p->list);
@@ -1470,12 +1561,16 @@ static int add_probe(struct kprobe_batch *b, struct kprobe *p)
 	struct module *mod;
 	int ret;
 
-	if (is_registered(p, &site))
-		return -EINVAL;
-
-	ret = check_probe_address(p, &mod);
+	ret = pin_probed_text((unsigned long)p->addr, &mod);
 	if (ret)
 		return ret;
+	ret = place_probe(p);
+	if (!ret && is_registered(p, &site))
+		ret = -EINVAL;
+	if (!ret)
+		ret = check_probe_address(p);
+	if (ret)
+		goto out;
 
 	p->nhit = alloc_percpu(unsigned long);
 	if (!p->nhit) {
@@ -1523,6 +1618,7 @@ out:
 		free_percpu(p->nhit);
 		p->nhit = NULL;
 	}
+	probed_function.size = 0;
 	if (mod)
 		module_put(mod);
 	return ret;

@@ -262,6 +262,9 @@ void arch_kprobe_queue_apply(void);
 int arch_init_kprobes(void);
 bool arch_within_kprobe_blacklist(unsigned long addr);
 int arch_populate_kprobe_blacklist(void);
+bool arch_kprobe_may_be_patch_site(unsigned long addr);
+bool kprobe_function_bounds(unsigned long addr, unsigned long *start,
+			    unsigned long *size);
 
 void kprobes_inc_nmissed_count(struct kprobe *p);
 int kprobe_on_func_entry(kprobe_opcode_t *addr, const char *sym, unsigned long offset);

@@ -79,13 +79,16 @@ def main():
     for kind, title in (("attach_batch", "register_kprobes() of N probes, one call"),
                         ("attach_single", "register_kprobe() N times")):
         out("%s, milliseconds (virtual)" % title)
+        out("(register: until it returns, the probes armed; optimized: from the register")
+        out("call until the first and last probe run optimized; unregister: until it")
+        out("returns; text restored: from the unregister call until both run unprobed)")
         out("%-10s %-14s %9s %9s %8s" % ("N", "", "ours", "upstream", "ratio"))
         sizes = sorted({int(k.split()[1]) for k in list(ours) + list(up)
                         if k.startswith(kind + " ")})
         for n in sizes:
             a, b = ours.get("%s %d" % (kind, n), {}), up.get("%s %d" % (kind, n), {})
-            for key, name in (("register_ns", "register"), ("optimized_ns", "to optimized"),
-                              ("unregister_ns", "unregister")):
+            for key, name in (("register_ns", "register"), ("optimized_ns", "optimized"),
+                              ("unregister_ns", "unregister"), ("unprobed_ns", "text restored")):
                 out("%-10d %-14s %9s %9s %8s" % (n, name, fmt(a.get(key), 1e6),
                                                   fmt(b.get(key), 1e6),
                                                   ratio(a.get(key), b.get(key))))

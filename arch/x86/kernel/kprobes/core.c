@@ -131,19 +131,60 @@ int kprobe_read_original(u8 *buf, unsigned long addr)
 /* Is @addr where an instruction starts, decoding from its function's entry? */
 bool kprobe_insn_boundary(unsigned long addr)
 {
-	unsigned long size, offset, pos;
+	unsigned long func, size, pos;
 	u8 buf[MAX_INSN_SIZE];
 	struct insn insn;
 
-	if (!kallsyms_lookup_size_offset(addr, &size, &offset))
+	if (!kprobe_function_bounds(addr, &func, &size))
 		return false;
 
-	for (pos = addr - offset; pos < addr; pos += insn.length) {
+	for (pos = func; pos < addr; pos += insn.length) {
 		if (kprobe_read_original(buf, pos) ||
 		    insn_decode_kernel(&insn, buf) < 0 || !insn.length)
 			return false;
 	}
 	return pos == addr;
+}
+
+/*
+ * Could @insn be a site that jump labels, static calls or ftrace write?
+ * They only ever put a nop, a jump, a call or a ret there, and they
+ * write under text_mutex, which the callers hold.
+ */
+bool kprobe_insn_may_be_patch_site(struct insn *insn)
+{
+	switch (insn->opcode.bytes[0]) {
+	case 0x90:			/* nop (with any prefix) */
+	case CALL_INSN_OPCODE:
+	case JMP32_INSN_OPCODE:
+	case JMP8_INSN_OPCODE:
+	case RET_INSN_OPCODE:
+	case 0xc2:			/* ret imm16 */
+	case INT3_INSN_OPCODE:		/* a write in progress */
+		return true;
+	case 0x0f:
+		return insn->opcode.bytes[1] == 0x1f;	/* nopl, nopw */
+	}
+	return false;
+}
+
+/**
+ * arch_kprobe_may_be_patch_site() - may @addr be a jump label or static call site?
+ * @addr: a probe address, with kprobe_mutex and text_mutex held
+ *
+ * Lets the core skip walking every such site in the kernel when the
+ * instruction at @addr is of a kind they never write.
+ *
+ * Return: false when it cannot be one.
+ */
+bool arch_kprobe_may_be_patch_site(unsigned long addr)
+{
+	u8 buf[MAX_INSN_SIZE];
+	struct insn insn;
+
+	if (kprobe_read_original(buf, addr) || insn_decode_kernel(&insn, buf) < 0)
+		return true;
+	return kprobe_insn_may_be_patch_site(&insn);
 }
 
 /* ---- deciding how to execute the probed instruction ----------------------- */

@@ -192,14 +192,13 @@ static unsigned long extable_fixup(const struct exception_table_entry *e)
  */
 static int check_function(unsigned long start, unsigned long end)
 {
-	unsigned long size, offset, func, pc;
+	unsigned long size, func, pc;
 	const struct exception_table_entry *e;
 	u8 buf[MAX_INSN_SIZE];
 	struct insn insn;
 
-	if (!kallsyms_lookup_size_offset(start, &size, &offset))
+	if (!kprobe_function_bounds(start, &func, &size))
 		return -EINVAL;
-	func = start - offset;
 	if (end > func + size)
 		return -ERANGE;	/* the region runs into the next function */
 
@@ -223,14 +222,16 @@ static int check_function(unsigned long start, unsigned long end)
 /*
  * Decode the region starting at @addr into @buf (original bytes) and
  * return its length: whole instructions covering a jump, each of which
- * can run from the buffer.
+ * can run from the buffer. Sets @maybe_site when one of them could be
+ * a site that others rewrite.
  */
-static int decode_region(unsigned long addr, u8 *buf)
+static int decode_region(unsigned long addr, u8 *buf, bool *maybe_site)
 {
 	struct arch_specific_insn ai;
 	unsigned int len = 0;
 	struct insn insn;
 
+	*maybe_site = false;
 	while (len < JMP32_INSN_SIZE) {
 		if (kprobe_read_original(buf + len, addr + len) ||
 		    insn_decode_kernel(&insn, buf + len) < 0)
@@ -251,24 +252,26 @@ static int decode_region(unsigned long addr, u8 *buf)
 		default:
 			return -EOPNOTSUPP;
 		}
+		*maybe_site |= kprobe_insn_may_be_patch_site(&insn);
 		len += insn.length;
 	}
 	return len;
 }
 
-/* Text that others rewrite cannot be copied: it would go stale. */
-static bool region_reserved(unsigned long start, unsigned long end)
+/*
+ * Text that others rewrite cannot be copied: it would go stale. Looking
+ * for jump label, static call and ftrace sites walks all of them, so
+ * that is done only when an instruction in the region could be one.
+ */
+static bool region_reserved(unsigned long start, unsigned long end, bool maybe_site)
 {
 	void *s = (void *)start, *e = (void *)(end - 1);
-	unsigned long a;
 
-	if (alternatives_text_reserved(s, e) || jump_label_text_reserved(s, e) ||
-	    static_call_text_reserved(s, e))
+	if (alternatives_text_reserved(s, e))
 		return true;
-	for (a = start; a < end; a++)
-		if (ftrace_location(a))
-			return true;
-	return false;
+	return maybe_site &&
+	       (jump_label_text_reserved(s, e) || static_call_text_reserved(s, e) ||
+		ftrace_text_reserved(s, e));
 }
 
 /* Lay out the detour buffer for @op at @slot into @image; return its size. */
@@ -338,11 +341,12 @@ int arch_prepare_optimized_kprobe(struct optimized_kprobe *op, struct kprobe *or
 	u8 image[KPROBE_OPTINSN_SLOT_SIZE];
 	kprobe_opcode_t *slot;
 	int len, size, ret;
+	bool maybe_site;
 
-	len = decode_region(addr, region);
+	len = decode_region(addr, region, &maybe_site);
 	if (len < 0)
 		return len;
-	if (region_reserved(addr, addr + len))
+	if (region_reserved(addr, addr + len, maybe_site))
 		return -EBUSY;
 	ret = check_function(addr, addr + len);
 	if (ret)
