@@ -1344,11 +1344,12 @@ static int pin_probed_text(unsigned long addr, struct module **probed_mod)
 }
 
 /*
- * Jump labels and static calls rewrite their sites; finding out whether
- * an address is one walks every site in the kernel. An arch that can
- * tell from the instruction that it is none says so here.
+ * Jump labels and static calls rewrite their sites, and BUG() sites trap
+ * on purpose; the kernel lists each kind in a table, and finding out
+ * whether an address is in one walks the whole table. An arch that can
+ * tell from the instruction that it is in none says so here.
  */
-bool __weak arch_kprobe_may_be_patch_site(unsigned long addr)
+bool __weak arch_kprobe_may_be_listed_site(unsigned long addr)
 {
 	return true;
 }
@@ -1362,11 +1363,11 @@ static int check_probe_address(struct kprobe *p)
 	unsigned long addr = (unsigned long)p->addr;
 	unsigned long ftrace_addr;
 
-	if (within_kprobe_blacklist(addr) || is_bug_site(addr))
+	if (within_kprobe_blacklist(addr))
 		return -EINVAL;
-	if (arch_kprobe_may_be_patch_site(addr) &&
+	if (arch_kprobe_may_be_listed_site(addr) &&
 	    (jump_label_text_reserved(p->addr, p->addr) ||
-	     static_call_text_reserved(p->addr, p->addr)))
+	     static_call_text_reserved(p->addr, p->addr) || is_bug_site(addr)))
 		return -EINVAL;
 
 	ftrace_addr = ftrace_location(addr);
@@ -1418,6 +1419,9 @@ static bool is_registered(struct kprobe *p, struct kprobe **site_out)
 	return false;
 }
 
+/* The arch counts every site's hits; an aggregate's go here, unread. */
+static DEFINE_PER_CPU(unsigned long, aggregate_hits_sink);
+
 static struct kprobe *alloc_aggregate(void)
 {
 	struct kprobe_aggregate *agg = kzalloc(sizeof(*agg), GFP_KERNEL);
@@ -1425,12 +1429,11 @@ static struct kprobe *alloc_aggregate(void)
 	if (!agg)
 		return NULL;
 	INIT_LIST_HEAD(&agg->dying);
+	aggr_site(agg)->nhit = &aggregate_hits_sink;
 #ifdef CONFIG_OPTPROBES
 	INIT_LIST_HEAD(&agg->op.list);
-	return &agg->op.kp;
-#else
-	return &agg->kp;
 #endif
+	return aggr_site(agg);
 }
 
 /*

@@ -22,11 +22,16 @@
 #include <linux/ftrace.h>
 #include <linux/vmalloc.h>
 #include <linux/time64.h>
+#include <linux/jump_label.h>
+#include <linux/static_call.h>
+#include <linux/bug.h>
+#include <linux/kallsyms.h>
 #include <kunit/test.h>
 
 #ifdef CONFIG_X86_64
 #include <asm/asm.h>
 #include <asm/nospec-branch.h>
+#include <asm/text-patching.h>
 #endif
 
 #define DIV_FACTOR 3
@@ -99,6 +104,27 @@ static noinline u32 kprobe_forbidden_target(u32 value)
 }
 NOKPROBE_SYMBOL(kprobe_forbidden_target);
 
+/*
+ * Sites the kernel lists in tables (a static call, a WARN's ud2): notrace,
+ * so that the only refusal in each is that site.
+ */
+static int kpt_static_call_target(int v)
+{
+	return v + 1;
+}
+DEFINE_STATIC_CALL(kpt_static_call, kpt_static_call_target);
+
+static noinline notrace int kpt_static_call_fn(int v)
+{
+	return static_call(kpt_static_call)(v) * 2;	/* not a tail call */
+}
+
+static noinline notrace u32 kpt_warn_fn(u32 v)
+{
+	WARN_ON_ONCE(v == 0xdead);
+	return v + 1;
+}
+
 /* ---- assembly targets: one probed instruction kind each ------------------- */
 
 #ifdef CONFIG_X86_64
@@ -126,6 +152,14 @@ void kpt_unsupported(void);		/* int3 at +0, ud2 at +1 */
 unsigned long kpt_opt(unsigned long x);	/* x + 6; optimizable at +0, covers +3 */
 unsigned long kpt_inc(unsigned long x);	/* x + 1; add at +3 boostable, not optimizable */
 unsigned long kpt_opt_many(void);	/* 256 five-byte adds from +2; 256000 */
+#ifdef CONFIG_JUMP_LABEL
+/*
+ * x (x + 1 while kpt_jl_key is on): mov at +0, then a jump label site
+ * (a nop5, or a jmp to the add) at +3 that a jump at +0 would cover.
+ */
+unsigned long kpt_jl(unsigned long x);
+DEFINE_STATIC_KEY_FALSE(kpt_jl_key);
+#endif
 
 asm(
 	".pushsection .text\n"
@@ -240,6 +274,22 @@ asm(
 	"	.endr\n"
 	KPT_RET
 	KPT_END(kpt_opt_many)
+
+#ifdef CONFIG_JUMP_LABEL
+	KPT_FUNC(kpt_jl)
+	"	movq %rdi, %rax\n"
+	"1:	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"
+	KPT_RET
+	"2:	addq $1, %rax\n"
+	KPT_RET
+	KPT_END(kpt_jl)
+	/* struct jump_entry: code, target, key (bit 0 clear: off by default) */
+	".pushsection __jump_table, \"aw\"\n"
+	".balign 8\n"
+	".long 1b - ., 2b - .\n"
+	".quad kpt_jl_key - .\n"
+	".popsection\n"
+#endif
 	".popsection\n"
 );
 #endif /* CONFIG_X86_64 */
@@ -995,6 +1045,61 @@ static void test_refuse_unsupported_insn(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, -EOPNOTSUPP, register_kprobe(&kp));
 }
 
+/*
+ * Try a probe at every byte of @fn; return how many were refused with
+ * -EINVAL and the first such address in @at.
+ */
+static int probes_refused(struct kunit *test, void *fn, u8 **at)
+{
+	char sym[KSYM_SYMBOL_LEN], *slash;
+	unsigned long size, off;
+	struct kprobe kp;
+	int refused = 0, ret;
+
+	sprint_symbol(sym, (unsigned long)fn);
+	slash = strchr(sym, '/');
+	if (!slash || sscanf(slash + 1, "%lx", &size) != 1 || !size) {
+		KUNIT_FAIL(test, "no size for %s", sym);
+		return -1;
+	}
+	*at = NULL;
+	for (off = 0; off < size; off++) {
+		init_probe(&kp, fn + off, NULL, 0, count_pre, NULL);
+		ret = register_kprobe(&kp);
+		if (!ret)
+			unregister_kprobe(&kp);
+		else if (ret == -EINVAL && !refused++)
+			*at = fn + off;
+	}
+	return refused;
+}
+
+/* A static call site is rewritten by static_call_update(): never probed. */
+static void test_refuse_static_call_site(struct kunit *test)
+{
+	u8 *at;
+
+	if (!IS_ENABLED(CONFIG_HAVE_STATIC_CALL_INLINE))
+		kunit_skip(test, "static calls are not patched inline");
+	KUNIT_ASSERT_EQ(test, probes_refused(test, kpt_static_call_fn, &at), 1);
+	KUNIT_EXPECT_EQ(test, at[0], (u8)CALL_INSN_OPCODE);
+	KUNIT_EXPECT_EQ(test, kpt_static_call_fn(2), 6);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 0);
+}
+
+/* A WARN's ud2 is in the bug table: its trap is not ours. */
+static void test_refuse_bug_site(struct kunit *test)
+{
+	u8 *at;
+
+	if (!IS_ENABLED(CONFIG_GENERIC_BUG))
+		kunit_skip(test, "no bug table");
+	KUNIT_ASSERT_EQ(test, probes_refused(test, kpt_warn_fn, &at), 1);
+	KUNIT_EXPECT_EQ(test, at[0], 0x0f);
+	KUNIT_EXPECT_EQ(test, at[1], 0x0b);
+	KUNIT_EXPECT_EQ(test, kpt_warn_fn(1), 2U);
+}
+
 static void test_insn_rip_relative(struct kunit *test)
 {
 	check_insn(test, kpt_rip_load, kpt_rip_load, kpt_rip_data);
@@ -1439,6 +1544,40 @@ static void test_optimized_batch(struct kunit *test)
 }
 #endif /* CONFIG_OPTPROBES */
 
+/*
+ * A jump label site is refused whichever way its key points, and a jump
+ * that would cover it is never written: the copy would go stale.
+ */
+static void test_jump_label_site(struct kunit *test)
+{
+#if defined(CONFIG_JUMP_LABEL)
+	struct kprobe kp, site;
+
+	init_probe(&site, (void *)kpt_jl + 3, NULL, 0, count_pre2, NULL);
+	KUNIT_EXPECT_EQ(test, -EINVAL, register_kprobe(&site));
+	init_probe(&kp, kpt_jl, NULL, 0, count_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	wait_for_kprobe_optimizer();
+#ifdef CONFIG_OPTPROBES
+	KUNIT_EXPECT_FALSE(test, site_optimized(kpt_jl));
+#endif
+	KUNIT_EXPECT_EQ(test, kpt_jl(5), 5UL);
+
+	static_branch_enable(&kpt_jl_key);
+	KUNIT_EXPECT_EQ(test, kpt_jl(5), 6UL);
+	init_probe(&site, (void *)kpt_jl + 3, NULL, 0, count_pre2, NULL);
+	KUNIT_EXPECT_EQ(test, -EINVAL, register_kprobe(&site));
+	static_branch_disable(&kpt_jl_key);
+	KUNIT_EXPECT_EQ(test, kpt_jl(5), 5UL);
+
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 3);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 0);
+#else
+	kunit_skip(test, "no jump labels");
+#endif
+}
+
 #ifdef CONFIG_KPROBES_ON_FTRACE
 /* A probe at an ftrace site is served by ftrace: no trap at all. */
 static void test_ftrace_site_no_trap(struct kunit *test)
@@ -1848,6 +1987,9 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_kprobes_many),
 	KUNIT_CASE(test_refuse_mid_instruction),
 	KUNIT_CASE(test_refuse_unsupported_insn),
+	KUNIT_CASE(test_refuse_static_call_site),
+	KUNIT_CASE(test_refuse_bug_site),
+	KUNIT_CASE(test_jump_label_site),
 	KUNIT_CASE(test_insn_rip_relative),
 	KUNIT_CASE(test_insn_call),
 	KUNIT_CASE(test_insn_jmp),

@@ -57,7 +57,8 @@ typedef int (*kretprobe_handler_t) (struct kretprobe_instance *,
  * @list: link in an aggregate probe's member list (owned by the core)
  * @nmissed: hits on which the handlers were skipped (nested hits)
  * @nhit: per-CPU count of hits that ran the handlers; allocated by the
- *	core while the probe is registered, NULL otherwise (owned by the core)
+ *	core while the probe is registered, NULL otherwise (owned by the core;
+ *	an aggregate's points to a sink nobody reads)
  * @addr: the probed instruction; set by the caller or resolved from
  *	@symbol_name + @offset at registration
  * @symbol_name: symbol to probe, with @offset; exclusive with @addr
@@ -120,12 +121,12 @@ static inline bool kprobe_ftrace(struct kprobe *p)
 
 /*
  * Count a hit that runs @p's handlers. The arch calls it for the site it
- * hit; an aggregate site has no counter and counts its members instead.
+ * hit; an aggregate site counts into a sink and counts its members too.
+ * Every probe in the table has a counter.
  */
 static __always_inline void kprobe_count_hit(struct kprobe *p)
 {
-	if (p->nhit)
-		this_cpu_inc(*p->nhit);
+	this_cpu_inc(*p->nhit);
 }
 
 /* The hits that ran @p's handlers, summed over the CPUs; 0 if unregistered. */
@@ -262,7 +263,7 @@ void arch_kprobe_queue_apply(void);
 int arch_init_kprobes(void);
 bool arch_within_kprobe_blacklist(unsigned long addr);
 int arch_populate_kprobe_blacklist(void);
-bool arch_kprobe_may_be_patch_site(unsigned long addr);
+bool arch_kprobe_may_be_listed_site(unsigned long addr);
 bool kprobe_function_bounds(unsigned long addr, unsigned long *start,
 			    unsigned long *size);
 

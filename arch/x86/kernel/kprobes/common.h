@@ -63,7 +63,7 @@ struct arch_specific_insn;
 /* Shared by core.c and opt.c; all called with kprobe_mutex held. */
 int kprobe_read_original(u8 *buf, unsigned long addr);
 bool kprobe_insn_boundary(unsigned long addr);
-bool kprobe_insn_may_be_patch_site(struct insn *insn);
+bool kprobe_insn_may_be_listed_site(struct insn *insn);
 int kprobe_classify_insn(struct insn *insn, struct arch_specific_insn *ai);
 int kprobe_copy_insn(u8 *dst, struct insn *insn, const u8 *buf,
 		     unsigned long from, unsigned long at);

@@ -147,11 +147,12 @@ bool kprobe_insn_boundary(unsigned long addr)
 }
 
 /*
- * Could @insn be a site that jump labels, static calls or ftrace write?
- * They only ever put a nop, a jump, a call or a ret there, and they
- * write under text_mutex, which the callers hold.
+ * Could @insn be a site the kernel keeps in a table: one that jump
+ * labels, static calls or ftrace write, or a BUG()? The writers only
+ * ever put a nop, a jump, a call or a ret there, under text_mutex, which
+ * the callers hold; a BUG() or WARN() is a ud2.
  */
-bool kprobe_insn_may_be_patch_site(struct insn *insn)
+bool kprobe_insn_may_be_listed_site(struct insn *insn)
 {
 	switch (insn->opcode.bytes[0]) {
 	case 0x90:			/* nop (with any prefix) */
@@ -160,31 +161,35 @@ bool kprobe_insn_may_be_patch_site(struct insn *insn)
 	case JMP8_INSN_OPCODE:
 	case RET_INSN_OPCODE:
 	case 0xc2:			/* ret imm16 */
-	case INT3_INSN_OPCODE:		/* a write in progress */
+	case INT3_INSN_OPCODE:		/* someone else's breakpoint */
 		return true;
 	case 0x0f:
-		return insn->opcode.bytes[1] == 0x1f;	/* nopl, nopw */
+		switch (insn->opcode.bytes[1]) {
+		case 0x1f:		/* nopl, nopw */
+		case 0x0b:		/* ud2 */
+			return true;
+		}
 	}
 	return false;
 }
 
 /**
- * arch_kprobe_may_be_patch_site() - may @addr be a jump label or static call site?
+ * arch_kprobe_may_be_listed_site() - may @addr be in a table of sites?
  * @addr: a probe address, with kprobe_mutex and text_mutex held
  *
- * Lets the core skip walking every such site in the kernel when the
- * instruction at @addr is of a kind they never write.
+ * Lets the core skip walking the tables of jump label, static call and
+ * BUG() sites when the instruction at @addr is of a kind none holds.
  *
- * Return: false when it cannot be one.
+ * Return: false when it cannot be in any of them.
  */
-bool arch_kprobe_may_be_patch_site(unsigned long addr)
+bool arch_kprobe_may_be_listed_site(unsigned long addr)
 {
 	u8 buf[MAX_INSN_SIZE];
 	struct insn insn;
 
 	if (kprobe_read_original(buf, addr) || insn_decode_kernel(&insn, buf) < 0)
 		return true;
-	return kprobe_insn_may_be_patch_site(&insn);
+	return kprobe_insn_may_be_listed_site(&insn);
 }
 
 /* ---- deciding how to execute the probed instruction ----------------------- */

@@ -49,9 +49,9 @@
 /*
  * The buffer's fixed parts, assembled here and copied per probe; they
  * live in .rodata and are never executed in place. Registers are pushed
- * in struct pt_regs order: ss (left for the callback), sp (off by the
- * ss slot, fixed by the callback), flags, cs/ip/orig_ax (left for the
- * callback), then the general registers.
+ * in struct pt_regs order: ss, sp (off by the ss slot, fixed by the
+ * callback), flags, cs/ip/orig_ax (left for the callback), then the
+ * general registers.
  */
 #define OPT_PUSH_GPRS							\
 	"	pushq %rdi\n	pushq %rsi\n	pushq %rdx\n	pushq %rcx\n"	\
@@ -67,7 +67,7 @@
 asm(
 	".pushsection .rodata\n"
 	"optprobe_tmpl_save:\n"
-	"	leaq -8(%rsp), %rsp\n"
+	"	pushq $" __stringify(__KERNEL_DS) "\n"
 	"	pushq %rsp\n"
 	"	pushfq\n"
 	"	leaq -24(%rsp), %rsp\n"
@@ -109,8 +109,7 @@ static int optprobe_hit(struct optimized_kprobe *op, struct pt_regs *regs)
 	struct kprobe *p = &op->kp;
 	int redirect = 0;
 
-	regs->sp += sizeof(long);	/* the ss slot was pushed before sp */
-	regs->ss = __KERNEL_DS;
+	regs->sp += sizeof(long);	/* ss was pushed before sp */
 	regs->cs = __KERNEL_CS;
 	regs->orig_ax = ~0UL;
 	regs->ip = (unsigned long)p->addr + INT3_INSN_SIZE;
@@ -121,8 +120,10 @@ static int optprobe_hit(struct optimized_kprobe *op, struct pt_regs *regs)
 		kprobes_inc_nmissed_count(p);
 	} else {
 		get_kprobe_ctlblk()->kprobe_status = KPROBE_HIT_ACTIVE;
-		__this_cpu_write(current_kprobe, p);
-		/* The site is an aggregate: a direct call, and it counts the hits. */
+		/*
+		 * The site is an aggregate: a direct call, which counts the
+		 * hits and makes each member current_kprobe in turn.
+		 */
 		redirect = aggr_pre_handler(p, regs);
 		__this_cpu_write(current_kprobe, NULL);
 	}
@@ -252,7 +253,7 @@ static int decode_region(unsigned long addr, u8 *buf, bool *maybe_site)
 		default:
 			return -EOPNOTSUPP;
 		}
-		*maybe_site |= kprobe_insn_may_be_patch_site(&insn);
+		*maybe_site |= kprobe_insn_may_be_listed_site(&insn);
 		len += insn.length;
 	}
 	return len;
