@@ -58,13 +58,14 @@
  *
  * Locking
  * -------
- * kprobe_mutex serializes every change: the hash table, the members
- * lists, every probe's flags, the blacklist and the global switch.
- * The hit path takes no lock: it runs with interrupts or preemption
- * disabled, which makes it an RCU reader, and walks the hash chain and
- * the members list with the _rcu list primitives. Writers publish with
- * the _rcu list primitives and wait for synchronize_rcu() before they
- * free a site, an aggregate or an instruction slot.
+ * kprobe_mutex serializes every change: the hash table and the hit
+ * path's index of sites, the members lists, every probe's flags, the
+ * blacklist and the global switch. The hit path takes no lock: it runs
+ * with interrupts or preemption disabled, which makes it an RCU reader,
+ * searches the index (see struct kprobe_index) and walks the members
+ * list with the _rcu list primitives. Writers publish with release
+ * stores and the _rcu list primitives and wait for synchronize_rcu()
+ * before they free a site, an aggregate or an instruction slot.
  *
  * Lock order: kprobe_mutex -> cpus_read_lock -> jump_label_lock ->
  * text_mutex. ftrace takes text_mutex itself, so ftrace filters are
@@ -106,7 +107,7 @@
 /* Every registration-side change; see "Locking" above. */
 static DEFINE_MUTEX(kprobe_mutex);
 
-/* Sites by address. Writers hold kprobe_mutex; the hit path reads under RCU. */
+/* Sites by address, for the registration side; kprobe_mutex. */
 static struct hlist_head kprobe_table[KPROBE_TABLE_SIZE];
 
 /* True while /sys/kernel/debug/kprobes/enabled is 0. Under kprobe_mutex. */
@@ -123,9 +124,56 @@ DEFINE_PER_CPU(struct kprobe_ctlblk, kprobe_ctlblk);
 /* Ranges no probe may be placed in. Written under kprobe_mutex, read under RCU. */
 static LIST_HEAD(kprobe_blacklist);
 
-static nokprobe_inline struct hlist_head *kprobe_bucket(const void *addr)
+static struct hlist_head *kprobe_bucket(const void *addr)
 {
 	return &kprobe_table[hash_ptr(addr, KPROBE_HASH_BITS)];
+}
+
+/*
+ * The hit path's index of sites by address, so that a hit costs the same
+ * with one site or 100,000: an open-addressing table (linear probing)
+ * that grows and shrinks with the number of sites, each time rebuilt and
+ * published whole. The hash table above stays for the registration side:
+ * its walks, and the hlist node that users such as trace_kprobe look at
+ * to tell a registered probe.
+ *
+ * Writers hold kprobe_mutex and keep at least half of the entries empty,
+ * so every search ends at an empty entry. An entry's site is written
+ * before its address, with release; readers load the address with
+ * acquire. A removed entry becomes a tombstone, which searches go past.
+ * A removed site, and a replaced index, are freed after a grace period.
+ */
+#define INDEX_EMPTY		0UL
+#define INDEX_TOMBSTONE		1UL
+#define INDEX_MIN_BITS		6
+
+struct kprobe_index_entry {
+	unsigned long addr;
+	struct kprobe *site;
+};
+
+struct kprobe_index {
+	struct kprobe_index_entry *entry;
+	unsigned long mask;
+	unsigned int shift;		/* 64 - log2(number of entries) */
+	unsigned int used;		/* entries not empty: live and tombstones */
+	unsigned int live;
+	struct rcu_head rcu;
+};
+
+/* Until the first site arrives: two empty entries, never freed. */
+static struct kprobe_index_entry boot_index_entries[2];
+static struct kprobe_index boot_index = {
+	.entry = boot_index_entries,
+	.mask = 1,
+	.shift = 63,
+};
+static struct kprobe_index __rcu *kprobe_index = RCU_INITIALIZER(&boot_index);
+
+static nokprobe_inline unsigned long index_start(const struct kprobe_index *idx,
+						 unsigned long addr)
+{
+	return (addr * GOLDEN_RATIO_64) >> idx->shift;
 }
 
 /**
@@ -139,17 +187,123 @@ static nokprobe_inline struct hlist_head *kprobe_bucket(const void *addr)
  */
 struct kprobe *get_kprobe(void *addr)
 {
-	struct kprobe *p;
+	struct kprobe_index *idx;
+	unsigned long i, a;
 
-	hlist_for_each_entry_rcu(p, kprobe_bucket(addr), hlist,
-				 lockdep_is_held(&kprobe_mutex)) {
-		if (p->addr == addr)
-			return p;
+	idx = rcu_dereference_check(kprobe_index, lockdep_is_held(&kprobe_mutex) ||
+				    rcu_read_lock_any_held());
+	for (i = index_start(idx, (unsigned long)addr);; i = (i + 1) & idx->mask) {
+		a = smp_load_acquire(&idx->entry[i].addr);
+		if (a == (unsigned long)addr)
+			return READ_ONCE(idx->entry[i].site);
+		if (a == INDEX_EMPTY)
+			return NULL;
 	}
-	return NULL;
 }
 EXPORT_SYMBOL_GPL(get_kprobe);
 NOKPROBE_SYMBOL(get_kprobe);
+
+static struct kprobe_index *index_locked(void)
+{
+	return rcu_dereference_protected(kprobe_index, lockdep_is_held(&kprobe_mutex));
+}
+
+/* The entry holding @addr, or the first free one on its way; kprobe_mutex. */
+static struct kprobe_index_entry *index_find(struct kprobe_index *idx,
+					     unsigned long addr, bool want_free)
+{
+	unsigned long i;
+
+	for (i = index_start(idx, addr);; i = (i + 1) & idx->mask) {
+		struct kprobe_index_entry *e = &idx->entry[i];
+
+		if (e->addr == addr ? !want_free :
+		    e->addr == INDEX_EMPTY || (want_free && e->addr == INDEX_TOMBSTONE))
+			return e;
+	}
+}
+
+static void index_fill(struct kprobe_index *idx, struct kprobe *site)
+{
+	struct kprobe_index_entry *e = index_find(idx, (unsigned long)site->addr, true);
+
+	if (e->addr == INDEX_EMPTY)
+		idx->used++;
+	idx->live++;
+	WRITE_ONCE(e->site, site);
+	smp_store_release(&e->addr, (unsigned long)site->addr);
+}
+
+/*
+ * Publish a new index with room for @nr sites (20 to 40 percent full,
+ * so that it is not rebuilt again soon) holding the live entries of the
+ * current one; the old one is freed after a grace period.
+ */
+static int index_rebuild(unsigned int nr)
+{
+	struct kprobe_index *old = index_locked(), *idx;
+	unsigned int bits = max(INDEX_MIN_BITS, order_base_2(nr * 5 / 2 + 1));
+	unsigned long i;
+
+	idx = kvzalloc(sizeof(*idx) + (sizeof(idx->entry[0]) << bits), GFP_KERNEL);
+	if (!idx)
+		return -ENOMEM;
+	idx->entry = (struct kprobe_index_entry *)(idx + 1);
+	idx->mask = BIT(bits) - 1;
+	idx->shift = 64 - bits;
+	for (i = 0; i <= old->mask; i++)
+		if (old->entry[i].addr > INDEX_TOMBSTONE)
+			index_fill(idx, old->entry[i].site);
+	rcu_assign_pointer(kprobe_index, idx);
+	if (old != &boot_index)
+		kvfree_rcu(old, rcu);
+	return 0;
+}
+
+/* Make room for one more site, so that index_insert() cannot fail. */
+static int index_reserve(void)
+{
+	struct kprobe_index *idx = index_locked();
+
+	if (2 * (idx->used + 1) <= idx->mask + 1)
+		return 0;
+	return index_rebuild(idx->live + 1);
+}
+
+static void index_insert(struct kprobe *site)
+{
+	index_fill(index_locked(), site);
+}
+
+/* @site takes over @old's entry (an aggregate replacing a lone probe). */
+static void index_replace(struct kprobe *old, struct kprobe *site)
+{
+	struct kprobe_index_entry *e = index_find(index_locked(), (unsigned long)old->addr,
+						  false);
+
+	if (!WARN_ON_ONCE(e->addr != (unsigned long)old->addr))
+		WRITE_ONCE(e->site, site);
+}
+
+static void index_remove(struct kprobe *site)
+{
+	struct kprobe_index *idx = index_locked();
+	struct kprobe_index_entry *e = index_find(idx, (unsigned long)site->addr, false);
+
+	if (WARN_ON_ONCE(e->addr != (unsigned long)site->addr))
+		return;
+	WRITE_ONCE(e->addr, INDEX_TOMBSTONE);
+	idx->live--;
+}
+
+/* After removals: give memory back when the index is mostly empty. */
+static void index_shrink(void)
+{
+	struct kprobe_index *idx = index_locked();
+
+	if (idx->mask + 1 > BIT(INDEX_MIN_BITS) && 16 * idx->live < idx->mask + 1)
+		index_rebuild(idx->live);	/* on failure, the old one serves */
+}
 
 /* ---- aggregate sites ---------------------------------------------------- */
 
@@ -1455,6 +1609,7 @@ static struct kprobe *make_aggregate(struct kprobe *lone, struct kprobe *ag)
 	INIT_LIST_HEAD(&ag->list);
 	list_add(&lone->list, &ag->list);
 	hlist_replace_rcu(&lone->hlist, &ag->hlist);
+	index_replace(lone, ag);
 	return ag;
 }
 
@@ -1501,6 +1656,7 @@ static struct kprobe *insert_new_site(struct kprobe *p)
 		}
 	}
 	hlist_add_head_rcu(&p->hlist, kprobe_bucket(p->addr));
+	index_insert(p);
 	return ag ? make_aggregate(p, ag) : p;
 }
 
@@ -1605,7 +1761,9 @@ static int add_probe(struct kprobe_batch *b, struct kprobe *p)
 		list_add_tail_rcu(&p->list, &site->list);
 		update_aggregate(site);
 	} else {
-		ret = prepare_site(p);
+		ret = index_reserve();
+		if (!ret)
+			ret = prepare_site(p);
 		if (ret)
 			goto out;
 		site = insert_new_site(p);
@@ -1688,10 +1846,15 @@ static int batch_finish(struct kprobe_batch *b)
 	err = ftrace_sites_apply(&b->ftrace_arm, false);
 	ret = ret ?: err;
 
-	list_for_each_entry(site, &b->free_list, list)
+	list_for_each_entry(site, &b->free_list, list) {
 		hlist_del_init_rcu(&site->hlist);
-	list_for_each_entry(agg, &b->free_aggregates, dying)
+		index_remove(site);
+	}
+	list_for_each_entry(agg, &b->free_aggregates, dying) {
 		hlist_del_init_rcu(&aggr_site(agg)->hlist);
+		index_remove(aggr_site(agg));
+	}
+	index_shrink();
 	list_for_each_entry(site, &b->free_list, list)
 		requeue_covering_sites(site->addr);
 	list_for_each_entry(agg, &b->free_aggregates, dying)

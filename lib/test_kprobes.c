@@ -132,8 +132,9 @@ static noinline notrace u32 kpt_warn_fn(u32 v)
 #define KPT_FUNC(name) ".globl " #name "\n.type " #name ", @function\n" #name ":\n"
 #define KPT_END(name) ".size " #name ", .-" #name "\n"
 
-unsigned long kpt_rip_data = 0x1234567890abcdefUL;
-unsigned long (*kpt_fnptr)(void);
+/* Referred to by name from the asm below. */
+static unsigned long kpt_rip_data __used = 0x1234567890abcdefUL;
+static unsigned long (*kpt_fnptr)(void) __used;
 
 unsigned long kpt_rip_load(void);	/* movq kpt_rip_data(%rip), %rax at +0 */
 unsigned long kpt_leaf(void);		/* returns 42 */
@@ -152,13 +153,14 @@ void kpt_unsupported(void);		/* int3 at +0, ud2 at +1 */
 unsigned long kpt_opt(unsigned long x);	/* x + 6; optimizable at +0, covers +3 */
 unsigned long kpt_inc(unsigned long x);	/* x + 1; add at +3 boostable, not optimizable */
 unsigned long kpt_opt_many(void);	/* 256 five-byte adds from +2; 256000 */
+#define OPT_BATCH 256
 #ifdef CONFIG_JUMP_LABEL
 /*
  * x (x + 1 while kpt_jl_key is on): mov at +0, then a jump label site
  * (a nop5, or a jmp to the add) at +3 that a jump at +0 would cover.
  */
 unsigned long kpt_jl(unsigned long x);
-DEFINE_STATIC_KEY_FALSE(kpt_jl_key);
+static __used DEFINE_STATIC_KEY_FALSE(kpt_jl_key);
 #endif
 
 asm(
@@ -1017,6 +1019,54 @@ static void test_kprobes_many(struct kunit *test)
 		KUNIT_EXPECT_NULL(test, probe_at(addrs[i]));
 }
 
+/*
+ * The hit path's index of sites grows, leaves tombstones and shrinks:
+ * 256 probes, every other one taken out and put back, each found (and
+ * hit) exactly while it is registered.
+ */
+static void test_index_churn(struct kunit *test)
+{
+	struct kprobe *probes, **kps, **odd;
+	int i, found = 0;
+
+	probes = kunit_kcalloc(test, OPT_BATCH, sizeof(*probes), GFP_KERNEL);
+	kps = kunit_kcalloc(test, OPT_BATCH, sizeof(*kps), GFP_KERNEL);
+	odd = kunit_kcalloc(test, OPT_BATCH / 2, sizeof(*odd), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, probes);
+	KUNIT_ASSERT_NOT_NULL(test, kps);
+	KUNIT_ASSERT_NOT_NULL(test, odd);
+	for (i = 0; i < OPT_BATCH; i++) {
+		init_probe(&probes[i], (void *)kpt_opt_many + 2 + 5 * i, NULL, 0,
+			   count_pre_quiet, NULL);
+		kps[i] = &probes[i];
+		if (i & 1)
+			odd[i / 2] = &probes[i];
+	}
+	KUNIT_ASSERT_EQ(test, 0, register_kprobes(kps, OPT_BATCH));
+	unregister_kprobes(odd, OPT_BATCH / 2);
+	for (i = 0; i < OPT_BATCH; i++)
+		found += i & 1 ? !probe_at(probes[i].addr) :
+			 site_holds(probe_at(probes[i].addr), &probes[i]);
+	KUNIT_EXPECT_EQ(test, found, OPT_BATCH);
+	KUNIT_EXPECT_EQ(test, kpt_opt_many(), 256000UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), OPT_BATCH / 2);
+
+	/* Their ->addr is still set: the same probes go back in. */
+	KUNIT_ASSERT_EQ(test, 0, register_kprobes(odd, OPT_BATCH / 2));
+	found = 0;
+	for (i = 0; i < OPT_BATCH; i++)
+		found += site_holds(probe_at(probes[i].addr), &probes[i]);
+	KUNIT_EXPECT_EQ(test, found, OPT_BATCH);
+	KUNIT_EXPECT_EQ(test, kpt_opt_many(), 256000UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), OPT_BATCH / 2 + OPT_BATCH);
+
+	unregister_kprobes(kps, OPT_BATCH);
+	for (i = 0; i < OPT_BATCH; i++)
+		KUNIT_EXPECT_NULL(test, probe_at(probes[i].addr));
+	KUNIT_EXPECT_EQ(test, kpt_opt_many(), 256000UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), OPT_BATCH / 2 + OPT_BATCH);
+}
+
 static void test_refuse_mid_instruction(struct kunit *test)
 {
 	struct kprobe kp;
@@ -1234,10 +1284,8 @@ static void test_hit_counters(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 6);
 
 	unregister_kprobes((struct kprobe *[]){ &a, &b, &c, &f }, 4);
-	KUNIT_EXPECT_NULL(test, a.nhit);
-	KUNIT_EXPECT_NULL(test, b.nhit);
-	KUNIT_EXPECT_NULL(test, c.nhit);
-	KUNIT_EXPECT_NULL(test, f.nhit);
+	/* Their counters are freed. */
+	KUNIT_EXPECT_TRUE(test, !a.nhit && !b.nhit && !c.nhit && !f.nhit);
 }
 
 /* int3 traps kprobes handled, on all CPUs. */
@@ -1501,8 +1549,6 @@ static void test_optimized_under_hits(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&hammer_wrong), 0);
 	KUNIT_EXPECT_NULL(test, probe_at(kpt_opt));
 }
-
-#define OPT_BATCH 256
 
 /*
  * 256 probes optimized in one batch and removed in one: all get a jump,
@@ -1985,6 +2031,7 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_disable_enable),
 #ifdef CONFIG_X86_64
 	KUNIT_CASE(test_kprobes_many),
+	KUNIT_CASE(test_index_churn),
 	KUNIT_CASE(test_refuse_mid_instruction),
 	KUNIT_CASE(test_refuse_unsupported_insn),
 	KUNIT_CASE(test_refuse_static_call_site),

@@ -19,7 +19,7 @@
  *		until their text runs as it did before (times from the
  *		register and the unregister call)
  *   exp=scale	hit cost of one boosted probe while n= others are
- *		registered
+ *		registered (after it)
  */
 
 #include <linux/module.h>
@@ -350,6 +350,10 @@ out:
 	vfree(kps);
 }
 
+/*
+ * The measured probe goes in first: where sites share a hash chain, new
+ * ones go in front, and the oldest is the one a lookup reaches last.
+ */
 static void bench_scale(void)
 {
 	struct kprobe *probes, **kps, kp = {};
@@ -361,20 +365,21 @@ static void bench_scale(void)
 	probes = alloc_fn_probes(n, &kps);
 	if (!probes)
 		return;
-	ret = register_kprobes(kps, n);
-	if (ret) {
-		pr_err("BENCH register failed: %d\n", ret);
-		goto out;
-	}
 	kp.addr = (kprobe_opcode_t *)bench_boost + 3;
 	kp.pre_handler = nop_pre;
-	if (!register_kprobe(&kp)) {
+	ret = register_kprobe(&kp);
+	if (ret)
+		goto out;
+	ret = register_kprobes(kps, n);
+	if (!ret) {
 		call_cost(bench_boost);
 		report("hit_boosted_among", call_cost(bench_boost) - base);
-		unregister_kprobe(&kp);
+		unregister_kprobes(kps, n);
 	}
-	unregister_kprobes(kps, n);
+	unregister_kprobe(&kp);
 out:
+	if (ret)
+		pr_err("BENCH register failed: %d\n", ret);
 	vfree(probes);
 	vfree(kps);
 }
