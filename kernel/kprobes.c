@@ -2202,22 +2202,23 @@ int __weak arch_trampoline_kprobe(struct kprobe *p)
 	return 0;
 }
 
+/*
+ * No probe is running here: a function entered while one ran was not
+ * hooked (its entry hit counted as missed), so its return does not come
+ * through the trampoline.
+ */
 static void kretprobe_on_return(struct rethook_node *node, void *data,
 				unsigned long ret_addr, struct pt_regs *regs)
 {
 	struct kretprobe *rp = data;
-	struct kprobe *prev = kprobe_running();
-	struct kprobe_ctlblk *kcb = get_kprobe_ctlblk();
-	unsigned long prev_status = kcb->kprobe_status;
 
 	if (!rp->handler)
 		return;
 	/* Probes hit inside the handler are counted as missed. */
 	__this_cpu_write(current_kprobe, &rp->kp);
-	kcb->kprobe_status = KPROBE_HIT_ACTIVE;
+	get_kprobe_ctlblk()->kprobe_status = KPROBE_HIT_ACTIVE;
 	rp->handler(container_of(node, struct kretprobe_instance, node), regs);
-	kcb->kprobe_status = prev_status;
-	__this_cpu_write(current_kprobe, prev);
+	__this_cpu_write(current_kprobe, NULL);
 }
 NOKPROBE_SYMBOL(kretprobe_on_return);
 

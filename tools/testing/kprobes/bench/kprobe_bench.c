@@ -20,6 +20,8 @@
  *		register and the unregister call)
  *   exp=scale	hit cost of one boosted probe while n= others are
  *		registered (after it)
+ *   exp=hold	register n= probes at load, unregister them at unload
+ *		(no figures: for profiling either with ksample)
  */
 
 #include <linux/module.h>
@@ -384,6 +386,27 @@ out:
 	vfree(kps);
 }
 
+/* exp=hold: probes registered at load and unregistered at unload. */
+static struct kprobe *held_probes, **held_kps;
+
+static void bench_hold(void)
+{
+	int ret;
+
+	if (n < 1 || n > NR_TARGETS)
+		return;
+	held_probes = alloc_fn_probes(n, &held_kps);
+	if (!held_probes)
+		return;
+	ret = register_kprobes(held_kps, n);
+	if (ret) {
+		pr_err("BENCH register failed: %d\n", ret);
+		vfree(held_probes);
+		vfree(held_kps);
+		held_probes = NULL;
+	}
+}
+
 static int __init kprobe_bench_init(void)
 {
 	if (!strcmp(experiment, "hits"))
@@ -392,6 +415,8 @@ static int __init kprobe_bench_init(void)
 		bench_attach();
 	else if (!strcmp(experiment, "scale"))
 		bench_scale();
+	else if (!strcmp(experiment, "hold"))
+		bench_hold();
 	else
 		return -EINVAL;
 	pr_info("BENCH done\n");
@@ -401,6 +426,11 @@ module_init(kprobe_bench_init);
 
 static void __exit kprobe_bench_exit(void)
 {
+	if (!held_probes)
+		return;
+	unregister_kprobes(held_kps, n);
+	vfree(held_probes);
+	vfree(held_kps);
 }
 module_exit(kprobe_bench_exit);
 
