@@ -547,6 +547,8 @@ static void release_slot(struct kprobe_insn_cache *c,
 	__clear_bit(bit, page_bitmap(c, page, SLOTS_USED));
 	if (--page->nr_used)
 		return;
+	if (c->last_freed == page)
+		c->last_freed = NULL;
 	list_del_rcu(&page->list);
 	perf_event_ksymbol(PERF_RECORD_KSYMBOL_TYPE_OOL, (unsigned long)page->base,
 			   PAGE_SIZE, true, c->sym);
@@ -571,23 +573,27 @@ void __free_insn_slot(struct kprobe_insn_cache *c, kprobe_opcode_t *slot,
 		      int dirty)
 {
 	struct kprobe_insn_page *page;
-	unsigned long offset;
+	unsigned int bit;
 
 	mutex_lock(&c->mutex);
-	list_for_each_entry(page, &c->pages, list) {
-		offset = slot - page->base;
-		if (offset >= PAGE_SIZE)
-			continue;
-		if (dirty) {
-			__set_bit(offset / c->insn_size, page_bitmap(c, page, SLOTS_DIRTY));
-			c->nr_garbage++;
-			schedule_work(&slot_reaper);
-		} else {
-			release_slot(c, page, offset / c->insn_size);
-		}
+	page = c->last_freed;
+	if (!page || (unsigned long)(slot - page->base) >= PAGE_SIZE) {
+		list_for_each_entry(page, &c->pages, list)
+			if ((unsigned long)(slot - page->base) < PAGE_SIZE)
+				goto found;
+		WARN(1, "slot %p is not from the %s cache\n", slot, c->sym);
 		goto out;
 	}
-	WARN(1, "slot %p is not from the %s cache\n", slot, c->sym);
+found:
+	bit = (slot - page->base) / c->insn_size;
+	c->last_freed = page;
+	if (dirty) {
+		__set_bit(bit, page_bitmap(c, page, SLOTS_DIRTY));
+		c->nr_garbage++;
+		schedule_work(&slot_reaper);
+	} else {
+		release_slot(c, page, bit);
+	}
 out:
 	mutex_unlock(&c->mutex);
 }

@@ -283,7 +283,10 @@ int kprobe_add_area_blacklist(unsigned long start, unsigned long end);
  * @pages: the pages, an RCU list (read without @mutex by address checks)
  * @insn_size: bytes per slot
  * @nr_garbage: slots freed but possibly still in use (reclaimed later)
+ * @last_freed: the page a slot was last freed to, looked at first: slots
+ *	are freed in runs, in the order they were handed out
  */
+struct kprobe_insn_page;
 struct kprobe_insn_cache {
 	struct mutex mutex;	/* see @mutex above */
 	void *(*alloc)(void);
@@ -292,6 +295,7 @@ struct kprobe_insn_cache {
 	struct list_head pages;
 	size_t insn_size;
 	int nr_garbage;
+	struct kprobe_insn_page *last_freed;
 };
 
 #ifdef __ARCH_WANT_KPROBES_INSN_SLOT
