@@ -187,15 +187,19 @@ static nokprobe_inline unsigned long index_start(const struct kprobe_index *idx,
  */
 struct kprobe *get_kprobe(void *addr)
 {
+	struct kprobe_index_entry *entry;
 	struct kprobe_index *idx;
-	unsigned long i, a;
+	unsigned long i, a, mask;
 
 	idx = rcu_dereference_check(kprobe_index, lockdep_is_held(&kprobe_mutex) ||
 				    rcu_read_lock_any_held());
-	for (i = index_start(idx, (unsigned long)addr);; i = (i + 1) & idx->mask) {
-		a = smp_load_acquire(&idx->entry[i].addr);
+	/* In locals: each acquire below is a compiler barrier. */
+	entry = idx->entry;
+	mask = idx->mask;
+	for (i = index_start(idx, (unsigned long)addr);; i = (i + 1) & mask) {
+		a = smp_load_acquire(&entry[i].addr);
 		if (a == (unsigned long)addr)
-			return READ_ONCE(idx->entry[i].site);
+			return READ_ONCE(entry[i].site);
 		if (a == INDEX_EMPTY)
 			return NULL;
 	}

@@ -95,10 +95,12 @@ def main():
         out("")
     out("Hit cost of a boosted probe with N other probes registered, instructions")
     out("%-10s %9s %9s %8s" % ("N", "ours", "upstream", "ratio"))
-    sizes = sorted({int(k.split()[1]) for k in list(ours) + list(up) if k.startswith("scale ")})
+    os_, us_ = ours.get("scale", {}), up.get("scale", {})
+    sizes = sorted({int(k.rsplit("_", 1)[1]) for k in list(os_) + list(us_)
+                    if k.startswith("hit_boosted_among_")})
     for n in sizes:
-        a = ours.get("scale %d" % n, {}).get("hit_boosted_among")
-        b = up.get("scale %d" % n, {}).get("hit_boosted_among")
+        a = os_.get("hit_boosted_among_%d" % n)
+        b = us_.get("hit_boosted_among_%d" % n)
         out("%-10d %9s %9s %8s" % (n, fmt(a), fmt(b), ratio(a, b)))
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)

@@ -12,7 +12,7 @@
 #include <linux/preempt.h>
 
 /* The ftrace call at @ip ran into our ops: play the probe's part. */
-static void ftrace_site_hit(unsigned long ip, struct pt_regs *regs)
+static __always_inline void ftrace_site_hit(unsigned long ip, struct pt_regs *regs)
 {
 	struct kprobe *p = get_kprobe((kprobe_opcode_t *)ip);
 	struct kprobe_ctlblk *kcb;
@@ -41,7 +41,6 @@ static void ftrace_site_hit(unsigned long ip, struct pt_regs *regs)
 done:
 	__this_cpu_write(current_kprobe, NULL);
 }
-NOKPROBE_SYMBOL(ftrace_site_hit);
 
 void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 			   struct ftrace_ops *ops, struct ftrace_regs *fregs)

@@ -18,8 +18,8 @@
  *		wait until they are optimized, unregister them and wait
  *		until their text runs as it did before (times from the
  *		register and the unregister call)
- *   exp=scale	hit cost of one boosted probe while n= others are
- *		registered (after it)
+ *   exp=scale	hit cost of one boosted probe while each of sizes= (a
+ *		list) other probes are registered (after it)
  *   exp=hold	register n= probes at load, unregister them at unload
  *		(no figures: for profiling either with ksample)
  */
@@ -64,9 +64,13 @@ module_param(first, int, 0444);
 
 /*
  * bench_opt(x) = x + 6: two instructions (7 bytes) at +0 that a jump can
- * replace. bench_boost(x) = x + 1: the add at +3 is followed by ret, so
- * a probe there can be boosted but not optimized. bench_fns[] lists the
- * NR_FNS functions of FN_INSNS "addl $1000, %eax" and a ret.
+ * replace. bench_boost(x) = x + 1: the add at +3 is followed by ret; a
+ * probe there can be boosted, and is measured right after registering,
+ * before any optimizer's delay is over (ours never optimizes it: a ret
+ * is not copied). bench_scale_fn(x) = (u32)(x + 1): the add at +3 and
+ * the ret are four bytes, too few for a jump, so a probe there stays
+ * boosted however long it is registered. bench_fns[] lists the NR_FNS
+ * functions of FN_INSNS "addl $1000, %eax" and a ret.
  */
 #define BENCH_RET ANNOTATE_RETPOLINE_SAFE "ret\n"
 #define BENCH_FUNC(name) ".type " #name ", @function\n" #name ":\n"
@@ -74,6 +78,7 @@ module_param(first, int, 0444);
 
 unsigned long bench_opt(unsigned long x);
 unsigned long bench_boost(unsigned long x);
+unsigned long bench_scale_fn(unsigned long x);
 extern const unsigned long bench_fns[NR_FNS];
 
 asm(".pushsection .text\n"
@@ -88,6 +93,11 @@ asm(".pushsection .text\n"
     "	addq $1, %rax\n"
     BENCH_RET
     BENCH_END(bench_boost)
+    BENCH_FUNC(bench_scale_fn)
+    "	movq %rdi, %rax\n"
+    "	addl $1, %eax\n"
+    BENCH_RET
+    BENCH_END(bench_scale_fn)
     ".altmacro\n"
     ".macro bench_fn i\n"
     "	.pushsection .text\n"
@@ -353,35 +363,53 @@ out:
 }
 
 /*
- * The measured probe goes in first: where sites share a hash chain, new
- * ones go in front, and the oldest is the one a lookup reaches last.
+ * One load for every size: the tree's kprobes trip over a probe address
+ * that the module's previous load used (see first=), and the measured
+ * probe is the same each time. It goes in first: where sites share a
+ * hash chain, new ones go in front, and the oldest is the one a lookup
+ * reaches last. Then others are added, a batch at a time, up to each of
+ * sizes=.
  */
+static int sizes[8];
+static int nr_sizes;
+module_param_array(sizes, int, &nr_sizes, 0444);
+
 static void bench_scale(void)
 {
 	struct kprobe *probes, **kps, kp = {};
-	u64 base = call_cost(bench_boost);
-	int ret;
+	u64 base = call_cost(bench_scale_fn);
+	int i, done = 0, ret, max = 0;
+	char key[32];
 
-	if (n < 1 || n > NR_TARGETS)
+	for (i = 0; i < nr_sizes; i++)
+		if (sizes[i] < max || sizes[i] > NR_TARGETS)
+			return;	/* ascending, and within the targets */
+		else
+			max = sizes[i];
+	if (!max)
 		return;
-	probes = alloc_fn_probes(n, &kps);
+	n = max;
+	probes = alloc_fn_probes(max, &kps);
 	if (!probes)
 		return;
-	kp.addr = (kprobe_opcode_t *)bench_boost + 3;
+	kp.addr = (kprobe_opcode_t *)bench_scale_fn + 3;
 	kp.pre_handler = nop_pre;
 	ret = register_kprobe(&kp);
-	if (ret)
-		goto out;
-	ret = register_kprobes(kps, n);
-	if (!ret) {
-		call_cost(bench_boost);
-		report("hit_boosted_among", call_cost(bench_boost) - base);
-		unregister_kprobes(kps, n);
+	for (i = 0; !ret && i < nr_sizes; i++) {
+		if (sizes[i] > done)
+			ret = register_kprobes(kps + done, sizes[i] - done);
+		if (ret)
+			break;
+		done = sizes[i];
+		call_cost(bench_scale_fn);
+		snprintf(key, sizeof(key), "hit_boosted_among_%d", done);
+		report(key, call_cost(bench_scale_fn) - base);
 	}
-	unregister_kprobe(&kp);
-out:
 	if (ret)
 		pr_err("BENCH register failed: %d\n", ret);
+	if (done)
+		unregister_kprobes(kps, done);
+	unregister_kprobe(&kp);
 	vfree(probes);
 	vfree(kps);
 }
