@@ -426,7 +426,7 @@ void kprobe_busy_begin(void)
 {
 	preempt_disable();
 	__this_cpu_write(current_kprobe, &kprobe_busy);
-	get_kprobe_ctlblk()->kprobe_status = KPROBE_HIT_ACTIVE;
+	__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_ACTIVE);
 }
 
 /**
@@ -2226,7 +2226,7 @@ static void kretprobe_on_return(struct rethook_node *node, void *data,
 		return;
 	/* Probes hit inside the handler are counted as missed. */
 	__this_cpu_write(current_kprobe, &rp->kp);
-	get_kprobe_ctlblk()->kprobe_status = KPROBE_HIT_ACTIVE;
+	__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_ACTIVE);
 	rp->handler(container_of(node, struct kretprobe_instance, node), regs);
 	__this_cpu_write(current_kprobe, NULL);
 }

@@ -15,7 +15,6 @@
 static __always_inline void ftrace_site_hit(unsigned long ip, struct pt_regs *regs)
 {
 	struct kprobe *p = get_kprobe((kprobe_opcode_t *)ip);
-	struct kprobe_ctlblk *kcb;
 
 	if (unlikely(!p) || kprobe_disabled(p))
 		return;
@@ -24,8 +23,7 @@ static __always_inline void ftrace_site_hit(unsigned long ip, struct pt_regs *re
 		return;
 	}
 
-	kcb = get_kprobe_ctlblk();
-	kcb->kprobe_status = KPROBE_HIT_ACTIVE;
+	__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_ACTIVE);
 	__this_cpu_write(current_kprobe, p);
 	regs->ip = ip + INT3_INSN_SIZE;
 	kprobe_count_hit(p);
@@ -35,7 +33,7 @@ static __always_inline void ftrace_site_hit(unsigned long ip, struct pt_regs *re
 	/* "Execute" the ftrace call: the function goes on after it. */
 	regs->ip = ip + MCOUNT_INSN_SIZE;
 	if (p->post_handler) {
-		kcb->kprobe_status = KPROBE_HIT_SSDONE;
+		__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_SSDONE);
 		p->post_handler(p, regs, 0);
 	}
 done:

@@ -119,7 +119,7 @@ static int optprobe_hit(struct optimized_kprobe *op, struct pt_regs *regs)
 	if (kprobe_running()) {
 		kprobes_inc_nmissed_count(p);
 	} else {
-		get_kprobe_ctlblk()->kprobe_status = KPROBE_HIT_ACTIVE;
+		__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_ACTIVE);
 		/*
 		 * The site is an aggregate: a direct call, which counts the
 		 * hits and makes each member current_kprobe in turn.
