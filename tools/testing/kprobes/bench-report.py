@@ -102,6 +102,10 @@ def main():
         a = os_.get("hit_boosted_among_%d" % n)
         b = us_.get("hit_boosted_among_%d" % n)
         out("%-10d %9s %9s %8s" % (n, fmt(a), fmt(b), ratio(a, b)))
+    for who, runs in (("ours", os_), ("upstream", us_)):
+        if "scale_stopped_at" in runs:
+            out("(%s: registering stopped at %d probes, after the time budget)"
+                % (who, runs["scale_stopped_at"]))
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)
     os.makedirs(outdir, exist_ok=True)

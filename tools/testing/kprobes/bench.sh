@@ -16,7 +16,7 @@ build=$repo/.build
 out=$repo/out
 : "${BENCH_ATTACH:=1,100,1000,10000}"
 : "${BENCH_SINGLE:=1,100,1000}"
-: "${BENCH_SCALE:=1,1000,100000}"
+: "${BENCH_SCALE:=1,1000,10000,100000}"
 mkdir -p "$out"
 
 for which in ours upstream; do
