@@ -197,6 +197,7 @@ struct kprobe *get_kprobe(void *addr)
 	entry = idx->entry;
 	mask = idx->mask;
 	for (i = index_start(idx, (unsigned long)addr);; i = (i + 1) & mask) {
+		/* Pairs with index_fill(): the site is read after its address. */
 		a = smp_load_acquire(&entry[i].addr);
 		if (a == (unsigned long)addr)
 			return READ_ONCE(entry[i].site);
@@ -235,6 +236,7 @@ static void index_fill(struct kprobe_index *idx, struct kprobe *site)
 		idx->used++;
 	idx->live++;
 	WRITE_ONCE(e->site, site);
+	/* Pairs with get_kprobe(): the address is published last. */
 	smp_store_release(&e->addr, (unsigned long)site->addr);
 }
 
