@@ -1006,7 +1006,7 @@ bool kprobe_function_bounds(unsigned long addr, unsigned long *start,
  */
 static int place_probe(struct kprobe *p)
 {
-	unsigned long addr = (unsigned long)p->addr, size, offset;
+	unsigned long addr = (unsigned long)p->addr, size, offset = 0;
 	kprobe_opcode_t *where;
 	bool found, on_func_entry;
 

@@ -1019,6 +1019,24 @@ static void test_kprobes_many(struct kunit *test)
 		KUNIT_EXPECT_NULL(test, probe_at(addrs[i]));
 }
 
+/* OPT_BATCH probes, one on each add of kpt_opt_many, and @kps to register them. */
+static struct kprobe *opt_many_probes(struct kunit *test, struct kprobe ***kps)
+{
+	struct kprobe *probes;
+	int i;
+
+	probes = kunit_kcalloc(test, OPT_BATCH, sizeof(*probes), GFP_KERNEL);
+	*kps = kunit_kcalloc(test, OPT_BATCH, sizeof(**kps), GFP_KERNEL);
+	if (!probes || !*kps)
+		return NULL;
+	for (i = 0; i < OPT_BATCH; i++) {
+		init_probe(&probes[i], (void *)kpt_opt_many + 2 + 5 * i, NULL, 0,
+			   count_pre_quiet, NULL);
+		(*kps)[i] = &probes[i];
+	}
+	return probes;
+}
+
 /*
  * The hit path's index of sites grows, leaves tombstones and shrinks:
  * 256 probes, every other one taken out and put back, each found (and
@@ -1029,19 +1047,12 @@ static void test_index_churn(struct kunit *test)
 	struct kprobe *probes, **kps, **odd;
 	int i, found = 0;
 
-	probes = kunit_kcalloc(test, OPT_BATCH, sizeof(*probes), GFP_KERNEL);
-	kps = kunit_kcalloc(test, OPT_BATCH, sizeof(*kps), GFP_KERNEL);
+	probes = opt_many_probes(test, &kps);
 	odd = kunit_kcalloc(test, OPT_BATCH / 2, sizeof(*odd), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, probes);
-	KUNIT_ASSERT_NOT_NULL(test, kps);
 	KUNIT_ASSERT_NOT_NULL(test, odd);
-	for (i = 0; i < OPT_BATCH; i++) {
-		init_probe(&probes[i], (void *)kpt_opt_many + 2 + 5 * i, NULL, 0,
-			   count_pre_quiet, NULL);
-		kps[i] = &probes[i];
-		if (i & 1)
-			odd[i / 2] = &probes[i];
-	}
+	for (i = 0; i < OPT_BATCH / 2; i++)
+		odd[i] = &probes[2 * i + 1];
 	KUNIT_ASSERT_EQ(test, 0, register_kprobes(kps, OPT_BATCH));
 	unregister_kprobes(odd, OPT_BATCH / 2);
 	for (i = 0; i < OPT_BATCH; i++)
@@ -1560,15 +1571,8 @@ static void test_optimized_batch(struct kunit *test)
 	u64 t0, t1, t2, t3, t4;
 	int i, optimized = 0;
 
-	probes = kunit_kcalloc(test, OPT_BATCH, sizeof(*probes), GFP_KERNEL);
-	kps = kunit_kcalloc(test, OPT_BATCH, sizeof(*kps), GFP_KERNEL);
+	probes = opt_many_probes(test, &kps);
 	KUNIT_ASSERT_NOT_NULL(test, probes);
-	KUNIT_ASSERT_NOT_NULL(test, kps);
-	for (i = 0; i < OPT_BATCH; i++) {
-		init_probe(&probes[i], (void *)kpt_opt_many + 2 + 5 * i, NULL, 0,
-			   count_pre_quiet, NULL);
-		kps[i] = &probes[i];
-	}
 
 	t0 = ktime_get_ns();
 	KUNIT_ASSERT_EQ(test, 0, register_kprobes(kps, OPT_BATCH));
