@@ -313,7 +313,7 @@ static void index_shrink(void)
 
 /* ---- aggregate sites ---------------------------------------------------- */
 
-int aggr_pre_handler(struct kprobe *site, struct pt_regs *regs);
+static int aggr_pre_handler(struct kprobe *site, struct pt_regs *regs);
 static void aggr_post_handler(struct kprobe *site, struct pt_regs *regs,
 			      unsigned long flags);
 
@@ -355,24 +355,82 @@ static struct kprobe *aggr_site(struct kprobe_aggregate *agg)
 }
 
 /*
- * Run every enabled member's pre_handler; stop at one that redirects.
- * Not static: an optimized site is always an aggregate, and the arch's
- * detour calls this directly rather than through site->pre_handler.
+ * Private site flags, above the KPROBE_FLAG_* users see: the site is
+ * armed; the site is leaving the table in this batch.
  */
-int aggr_pre_handler(struct kprobe *site, struct pt_regs *regs)
+#define KPROBE_FLAG_ARMED	BIT(31)
+#define KPROBE_FLAG_DYING	BIT(30)
+#define KPROBE_FLAGS_PRIVATE	(KPROBE_FLAG_ARMED | KPROBE_FLAG_DYING)
+
+/*
+ * Private flag of a user probe: it was taken out of the table in this
+ * batch, and its hit counter is freed once the batch's grace period is
+ * over (free_unhooked_counters()). The hit path may still be counting
+ * until then.
+ */
+#define KPROBE_FLAG_UNHOOKED	BIT(29)
+
+/*
+ * More private flags of a user probe.
+ *
+ * KPROBE_FLAG_NO_PRE: it has no pre_handler (handlers are fixed at
+ * registration), so that the aggregate's hit loop tests one word per
+ * member.
+ *
+ * KPROBE_FLAG_SITE_COUNTED: it is an enabled member of an aggregate, and
+ * its hits are the site's. Its own counter then holds its hits minus the
+ * site's count so far; kprobe_hits() adds the two. Set and cleared only
+ * by member_set_counted(), under kprobe_mutex.
+ */
+/* (BIT(28) is the optimizer's KPROBE_FLAG_OPT_QUEUED, a site flag.) */
+#define KPROBE_FLAG_NO_PRE		BIT(27)
+#define KPROBE_FLAG_SITE_COUNTED	BIT(26)
+#define KPROBE_MEMBER_SKIP	(KPROBE_FLAG_DISABLED | KPROBE_FLAG_GONE | KPROBE_FLAG_NO_PRE)
+
+/*
+ * A member redirected: the site counted this hit for every member, but
+ * those after @p did not run. Rare; the common path pays nothing for it.
+ */
+static noinline void uncount_members_after(struct kprobe *site, struct kprobe *p)
+{
+	list_for_each_entry_continue_rcu(p, &site->list, list)
+		if (p->flags & KPROBE_FLAG_SITE_COUNTED)
+			this_cpu_dec(*p->nhit);
+}
+NOKPROBE_SYMBOL(uncount_members_after);
+
+/**
+ * aggr_run_pre_handlers() - run an aggregate's pre_handlers for one hit
+ * @site: the aggregate that was hit; its hit was counted by the caller
+ * @regs: the hit's registers
+ *
+ * Runs every enabled member's pre_handler in order, each as
+ * current_kprobe, and stops at one that redirects.
+ *
+ * Return: 1 when a pre_handler returned non-zero, else 0.
+ */
+int aggr_run_pre_handlers(struct kprobe *site, struct pt_regs *regs)
 {
 	struct kprobe *p;
 
 	list_for_each_entry_rcu(p, &site->list, list) {
-		if (kprobe_disabled(p))
-			continue;
-		kprobe_count_hit(p);
-		if (!p->pre_handler)
+		if (p->flags & KPROBE_MEMBER_SKIP)
 			continue;
 		__this_cpu_write(current_kprobe, p);
-		if (p->pre_handler(p, regs))
+		if (p->pre_handler(p, regs)) {
+			uncount_members_after(site, p);
 			return 1;
+		}
 	}
+	return 0;
+}
+NOKPROBE_SYMBOL(aggr_run_pre_handlers);
+
+/* An aggregate's pre_handler on the breakpoint and ftrace paths. */
+static int aggr_pre_handler(struct kprobe *site, struct pt_regs *regs)
+{
+	if (aggr_run_pre_handlers(site, regs))
+		return 1;
 	__this_cpu_write(current_kprobe, site);
 	return 0;
 }
@@ -1089,22 +1147,6 @@ struct kprobe_batch {
 	bool need_sync;
 };
 
-/*
- * Private site flags, above the KPROBE_FLAG_* users see: the site is
- * armed; the site is leaving the table in this batch.
- */
-#define KPROBE_FLAG_ARMED	BIT(31)
-#define KPROBE_FLAG_DYING	BIT(30)
-#define KPROBE_FLAGS_PRIVATE	(KPROBE_FLAG_ARMED | KPROBE_FLAG_DYING)
-
-/*
- * Private flag of a user probe: it was taken out of the table in this
- * batch, and its hit counter is freed once the batch's grace period is
- * over (free_unhooked_counters()). The hit path may still be counting
- * until then.
- */
-#define KPROBE_FLAG_UNHOOKED	BIT(29)
-
 /* Should the text at this site trap (or ftrace call us) right now? */
 static bool site_wants_armed(struct kprobe *site)
 {
@@ -1554,6 +1596,12 @@ static int prepare_site(struct kprobe *p)
 	return arch_prepare_kprobe(p);
 }
 
+static void free_aggregate(struct kprobe *site)
+{
+	free_percpu(site->nhit);
+	kfree(to_aggr(site));
+}
+
 static void release_site(struct kprobe *site)
 {
 	if (!kprobe_ftrace(site))
@@ -1561,7 +1609,7 @@ static void release_site(struct kprobe *site)
 	if (!kprobe_is_aggr(site))
 		return;
 	site_remove_detour(site);
-	kfree(to_aggr(site));
+	free_aggregate(site);
 }
 
 /* ---- registering -------------------------------------------------------- */
@@ -1585,22 +1633,101 @@ static bool is_registered(struct kprobe *p, struct kprobe **site_out)
 	return false;
 }
 
-/* The arch counts every site's hits; an aggregate's go here, unread. */
-static DEFINE_PER_CPU(unsigned long, aggregate_hits_sink);
-
 static struct kprobe *alloc_aggregate(void)
 {
 	struct kprobe_aggregate *agg = kzalloc(sizeof(*agg), GFP_KERNEL);
 
 	if (!agg)
 		return NULL;
+	aggr_site(agg)->nhit = alloc_percpu(unsigned long);
+	if (!aggr_site(agg)->nhit) {
+		kfree(agg);
+		return NULL;
+	}
 	INIT_LIST_HEAD(&agg->dying);
-	aggr_site(agg)->nhit = &aggregate_hits_sink;
 #ifdef CONFIG_OPTPROBES
 	INIT_LIST_HEAD(&agg->op.list);
 #endif
 	return aggr_site(agg);
 }
+
+static unsigned long sum_hit_counter(unsigned long __percpu *counter)
+{
+	unsigned long sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += *per_cpu_ptr(counter, cpu);
+	return sum;
+}
+
+/*
+ * Start or stop counting member @m's hits by its site's counter; see
+ * KPROBE_FLAG_SITE_COUNTED. A hit racing with the switch may be counted
+ * or not: these are statistics, and the hit path takes no lock.
+ */
+static void member_set_counted(struct kprobe *site, struct kprobe *m, bool counted)
+{
+	unsigned long site_hits;
+
+	if (!!(m->flags & KPROBE_FLAG_SITE_COUNTED) == counted)
+		return;
+	site_hits = sum_hit_counter(site->nhit);
+	if (counted) {
+		this_cpu_sub(*m->nhit, site_hits);
+		m->flags |= KPROBE_FLAG_SITE_COUNTED;
+	} else {
+		this_cpu_add(*m->nhit, site_hits);
+		m->flags &= ~KPROBE_FLAG_SITE_COUNTED;
+	}
+}
+
+/* After members joined, left the running or came back: count the right ones. */
+static void sync_member_counting(struct kprobe *site)
+{
+	struct kprobe *m;
+
+	list_for_each_entry(m, &site->list, list)
+		member_set_counted(site, m, !kprobe_disabled(m));
+}
+
+/*
+ * The hits that ran @p's handlers so far, summed over the CPUs; 0 when
+ * @p is not registered. Under kprobe_mutex.
+ */
+static unsigned long probe_hits(struct kprobe *p)
+{
+	unsigned long hits;
+	struct kprobe *site;
+
+	if (!p->nhit)
+		return 0;
+	hits = sum_hit_counter(p->nhit);
+	if ((p->flags & KPROBE_FLAG_SITE_COUNTED) && is_registered(p, &site))
+		hits += sum_hit_counter(site->nhit);
+	return hits;
+}
+
+/**
+ * kprobe_hits() - how often a probe's handlers ran
+ * @kp: the probe
+ *
+ * Counts the hits that ran @kp's handlers (a probe with only a
+ * post_handler counts too), not those skipped because @kp was disabled or
+ * the hit was nested in another. Takes kprobe_mutex.
+ *
+ * Return: the count since @kp was registered; 0 if it is not registered.
+ */
+unsigned long kprobe_hits(struct kprobe *kp)
+{
+	unsigned long hits;
+
+	mutex_lock(&kprobe_mutex);
+	hits = probe_hits(kp);
+	mutex_unlock(&kprobe_mutex);
+	return hits;
+}
+EXPORT_SYMBOL_GPL(kprobe_hits);
 
 /*
  * Turn a lone site into an aggregate holding it; returns the aggregate.
@@ -1620,6 +1747,7 @@ static struct kprobe *make_aggregate(struct kprobe *lone, struct kprobe *ag)
 	ag->post_handler = lone->post_handler ? aggr_post_handler : NULL;
 	INIT_LIST_HEAD(&ag->list);
 	list_add(&lone->list, &ag->list);
+	member_set_counted(ag, lone, !kprobe_disabled(lone));
 	hlist_replace_rcu(&lone->hlist, &ag->hlist);
 	index_replace(lone, ag);
 	return ag;
@@ -1647,6 +1775,7 @@ static void update_aggregate(struct kprobe *site)
 	else
 		site->flags |= KPROBE_FLAG_DISABLED;
 	WRITE_ONCE(site->post_handler, post ? aggr_post_handler : NULL);
+	sync_member_counting(site);
 }
 
 /*
@@ -1663,7 +1792,7 @@ static struct kprobe *insert_new_site(struct kprobe *p)
 	if (ag) {
 		ag->addr = p->addr;
 		if (!site_prepare_detour(ag, p)) {
-			kfree(to_aggr(ag));
+			free_aggregate(ag);
 			ag = NULL;
 		}
 	}
@@ -1748,6 +1877,8 @@ static int add_probe(struct kprobe_batch *b, struct kprobe *p)
 		ret = -ENOMEM;
 		goto out;
 	}
+	if (!p->pre_handler)
+		p->flags |= KPROBE_FLAG_NO_PRE;
 
 	if (site && kprobe_gone(site)) {
 		site = revive_gone_site(site, p);
@@ -1825,6 +1956,7 @@ static void remove_probe(struct kprobe_batch *b, struct kprobe *p, struct kprobe
 	b->need_sync = true;
 	p->flags |= KPROBE_FLAG_UNHOOKED;
 	if (site != p) {
+		member_set_counted(site, p, false);
 		list_del_rcu(&p->list);
 		if (!list_empty(&site->list)) {
 			update_aggregate(site);
@@ -2030,8 +2162,10 @@ static int set_probe_disabled(struct kprobe *p, bool disable)
 	update_aggregate(site);
 	ret = site_sync_armed(&b, site);
 	ret = batch_finish(&b) ?: ret;
-	if (ret && !disable)
+	if (ret && !disable) {
 		p->flags |= KPROBE_FLAG_DISABLED;
+		update_aggregate(site);
+	}
 	mutex_unlock(&kprobe_mutex);
 	return ret;
 }
@@ -2092,9 +2226,11 @@ static void mark_range_gone(unsigned long start, unsigned long end)
 			if (a < start || a >= end)
 				continue;
 			site->flags |= KPROBE_FLAG_GONE;
-			if (kprobe_is_aggr(site))
+			if (kprobe_is_aggr(site)) {
 				list_for_each_entry(m, &site->list, list)
 					m->flags |= KPROBE_FLAG_GONE;
+				sync_member_counting(site);
+			}
 			site_sync_armed(&b, site);
 		}
 	}
@@ -2529,7 +2665,7 @@ static unsigned long probe_missed(struct kprobe *p)
 static void show_probe_stats(struct seq_file *m, struct kprobe *site, struct kprobe *p)
 {
 	show_probe_location(m, p);
-	seq_printf(m, "%lu %lu\n", kprobe_hits(p), probe_missed(p));
+	seq_printf(m, "%lu %lu\n", probe_hits(p), probe_missed(p));
 }
 
 static void *list_seq_start(struct seq_file *m, loff_t *pos)

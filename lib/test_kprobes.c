@@ -1299,6 +1299,65 @@ static void test_hit_counters(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, !a.nhit && !b.nhit && !c.nhit && !f.nhit);
 }
 
+static void call_kpt_ret(struct kunit *test, int times, unsigned long expect)
+{
+	while (times--)
+		KUNIT_EXPECT_EQ(test, kpt_ret(), expect);
+}
+
+/*
+ * An aggregate's members are counted by their site's counter: one that
+ * joins counts from then on, one that is disabled for a while misses
+ * those hits, one that stays after another left keeps counting, and a
+ * member after one that redirects is not counted for that hit.
+ */
+static void test_member_hit_counters(struct kunit *test)
+{
+	struct kprobe a, b, r;
+
+	init_probe(&a, kpt_ret, NULL, 0, count_pre, NULL);
+	init_probe(&b, kpt_ret, NULL, 0, count_pre2, NULL);
+	init_probe(&r, kpt_ret, NULL, 0, redirect_asm_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&a));
+	call_kpt_ret(test, 2, 7);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&b));
+	call_kpt_ret(test, 3, 7);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&a), 5UL);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&b), 3UL);
+
+	KUNIT_EXPECT_EQ(test, 0, disable_kprobe(&a));
+	call_kpt_ret(test, 2, 7);
+	KUNIT_EXPECT_EQ(test, 0, enable_kprobe(&a));
+	call_kpt_ret(test, 1, 7);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&a), 6UL);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&b), 6UL);
+
+	/* r runs last and redirects: everyone ran. */
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&r));
+	call_kpt_ret(test, 1, 9);
+	unregister_kprobe(&a);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&a), 0UL);
+	call_kpt_ret(test, 2, 9);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&b), 9UL);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&r), 3UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 7);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 9);
+	unregister_kprobe(&b);
+
+	/* Now b comes after r: r's redirect skips it. */
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&b));
+	call_kpt_ret(test, 2, 9);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&b), 0UL);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&r), 5UL);
+	KUNIT_EXPECT_EQ(test, 0, disable_kprobe(&r));
+	call_kpt_ret(test, 1, 7);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&b), 1UL);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&r), 5UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 10);
+	unregister_kprobes((struct kprobe *[]){ &r, &b }, 2);
+	call_kpt_ret(test, 1, 7);
+}
+
 /* int3 traps kprobes handled, on all CPUs. */
 static unsigned long int3_traps(void)
 {
@@ -2053,6 +2112,7 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_redirect_breakpoint),
 	KUNIT_CASE(test_recursion_missed_breakpoint),
 	KUNIT_CASE(test_hit_counters),
+	KUNIT_CASE(test_member_hit_counters),
 	KUNIT_CASE(test_boost),
 	KUNIT_CASE(test_boost_refused_extable),
 	KUNIT_CASE(test_boost_under_hits),

@@ -53,26 +53,29 @@ typedef int (*kretprobe_handler_t) (struct kretprobe_instance *,
 
 /**
  * struct kprobe - a probe on one kernel instruction
+ * @list: link in an aggregate probe's member list (owned by the core).
+ *	First, so that the aggregate's hit loop needs no offset to get from
+ *	one member to the next.
  * @hlist: link in the core's address hash table (owned by the core)
- * @list: link in an aggregate probe's member list (owned by the core)
  * @nmissed: hits on which the handlers were skipped (nested hits)
- * @nhit: per-CPU count of hits that ran the handlers; allocated by the
- *	core while the probe is registered, NULL otherwise (owned by the core;
- *	an aggregate's points to a sink nobody reads)
+ * @nhit: per-CPU hit counter, allocated by the core while the probe is
+ *	registered, NULL otherwise (owned by the core). Read it with
+ *	kprobe_hits(): an aggregate's members share their site's count.
  * @addr: the probed instruction; set by the caller or resolved from
  *	@symbol_name + @offset at registration
  * @symbol_name: symbol to probe, with @offset; exclusive with @addr
  * @offset: offset into @symbol_name
  * @pre_handler: runs before the probed instruction. A non-zero return
  *	means the handler changed regs->ip and the instruction is skipped.
- * @post_handler: runs after the probed instruction
+ * @post_handler: runs after the probed instruction. Both handlers are set
+ *	before registering and left alone while the probe is registered.
  * @opcode: the original byte the breakpoint replaced
  * @ainsn: the arch's copy of the probed instruction
  * @flags: KPROBE_FLAG_*; changed only under the core's kprobe_mutex
  */
 struct kprobe {
-	struct hlist_node hlist;
 	struct list_head list;
+	struct hlist_node hlist;
 	unsigned long nmissed;
 	unsigned long __percpu *nhit;
 	kprobe_opcode_t *addr;
@@ -120,25 +123,13 @@ static inline bool kprobe_ftrace(struct kprobe *p)
 }
 
 /*
- * Count a hit that runs @p's handlers. The arch calls it for the site it
- * hit; an aggregate site counts into a sink and counts its members too.
- * Every probe in the table has a counter.
+ * Count a hit that runs the handlers at site @p. The arch calls it for the
+ * site it hit, once per hit; an aggregate's members are counted by their
+ * site's counter (see kprobe_hits()). Every site in the table has one.
  */
 static __always_inline void kprobe_count_hit(struct kprobe *p)
 {
 	this_cpu_inc(*p->nhit);
-}
-
-/* The hits that ran @p's handlers, summed over the CPUs; 0 if unregistered. */
-static inline unsigned long kprobe_hits(struct kprobe *p)
-{
-	unsigned long sum = 0;
-	int cpu;
-
-	if (p->nhit)
-		for_each_possible_cpu(cpu)
-			sum += *per_cpu_ptr(p->nhit, cpu);
-	return sum;
 }
 
 /*
@@ -360,8 +351,11 @@ void arch_remove_optimized_kprobe(struct optimized_kprobe *op);
 void arch_kprobe_queue_optimize(struct optimized_kprobe *op);
 void arch_kprobe_queue_unoptimize(struct optimized_kprobe *op, bool armed);
 void arch_kprobe_gone_unoptimized(struct optimized_kprobe *op);
-/* An optimized site is an aggregate: its hits run this (kernel/kprobes.c). */
-int aggr_pre_handler(struct kprobe *site, struct pt_regs *regs);
+/*
+ * An optimized site is an aggregate: its hits count the site and run this
+ * (kernel/kprobes.c), which leaves current_kprobe at the last member run.
+ */
+int aggr_run_pre_handlers(struct kprobe *site, struct pt_regs *regs);
 int arch_within_optimized_kprobe(struct optimized_kprobe *op,
 				 kprobe_opcode_t *addr);
 
@@ -429,6 +423,7 @@ void kprobe_free_init_mem(void);
 
 int disable_kprobe(struct kprobe *kp);
 int enable_kprobe(struct kprobe *kp);
+unsigned long kprobe_hits(struct kprobe *kp);
 
 void dump_kprobe(struct kprobe *kp);
 
@@ -522,6 +517,11 @@ static inline int disable_kprobe(struct kprobe *kp)
 static inline int enable_kprobe(struct kprobe *kp)
 {
 	return -EOPNOTSUPP;
+}
+
+static inline unsigned long kprobe_hits(struct kprobe *kp)
+{
+	return 0;
 }
 
 static inline bool within_kprobe_blacklist(unsigned long addr)

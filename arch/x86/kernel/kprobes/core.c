@@ -789,6 +789,19 @@ static __always_inline int handle_int3(struct pt_regs *regs)
 	kcb = get_kprobe_ctlblk();
 	cur = kprobe_running();
 
+	/*
+	 * Slots are not kernel text, so no probe sits at the trap behind a
+	 * copy: check for it before searching the index.
+	 */
+	if (is_copy_return(cur, kcb, addr)) {
+		if (READ_ONCE(cur->ainsn.boost) == KPROBE_BOOST_AFTER_RUN)
+			WRITE_ONCE(cur->ainsn.boost, KPROBE_BOOST_READY);
+		regs->ip = (unsigned long)cur->addr + cur->ainsn.size;
+		regs->flags |= kcb->saved_if;
+		finish_hit(cur, regs, kcb, kcb->kprobe_status == KPROBE_REENTER);
+		return 1;
+	}
+
 	p = get_kprobe(addr);
 	if (p) {
 		if (cur) {
@@ -806,15 +819,6 @@ static __always_inline int handle_int3(struct pt_regs *regs)
 			}
 		}
 		run_probed_insn(p, regs, kcb, false);
-		return 1;
-	}
-
-	if (is_copy_return(cur, kcb, addr)) {
-		if (READ_ONCE(cur->ainsn.boost) == KPROBE_BOOST_AFTER_RUN)
-			WRITE_ONCE(cur->ainsn.boost, KPROBE_BOOST_READY);
-		regs->ip = (unsigned long)cur->addr + cur->ainsn.size;
-		regs->flags |= kcb->saved_if;
-		finish_hit(cur, regs, kcb, kcb->kprobe_status == KPROBE_REENTER);
 		return 1;
 	}
 

@@ -121,10 +121,11 @@ static int optprobe_hit(struct optimized_kprobe *op, struct pt_regs *regs)
 	} else {
 		__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_ACTIVE);
 		/*
-		 * The site is an aggregate: a direct call, which counts the
-		 * hits and makes each member current_kprobe in turn.
+		 * The site is an aggregate: a direct call, which makes each
+		 * member current_kprobe in turn.
 		 */
-		redirect = aggr_pre_handler(p, regs);
+		kprobe_count_hit(p);
+		redirect = aggr_run_pre_handlers(p, regs);
 		__this_cpu_write(current_kprobe, NULL);
 	}
 	preempt_enable();
