@@ -1596,9 +1596,96 @@ static int prepare_site(struct kprobe *p)
 	return arch_prepare_kprobe(p);
 }
 
+/* ---- hit counters -------------------------------------------------------- */
+
+/*
+ * Every registered probe and every aggregate has a per-CPU hit counter.
+ * An alloc_percpu() and a free_percpu() for each would cost more than the
+ * rest of registering and unregistering a probe, so counters are handed
+ * out from chunks of BITS_PER_LONG. Chunks with a free counter are kept
+ * in front of counter_chunks, full ones behind, so that taking a counter
+ * looks at the first chunk only; giving one back looks first at the chunk
+ * the previous one went back to, since probes tend to leave in the order
+ * they came. All under kprobe_mutex.
+ */
+struct counter_chunk {
+	struct list_head list;
+	unsigned long used;		/* bit n: counters + n is handed out */
+	unsigned long __percpu *counters;
+};
+
+static LIST_HEAD(counter_chunks);
+static struct counter_chunk *counter_chunk_hint;
+
+static unsigned long __percpu *counter_alloc(void)
+{
+	struct counter_chunk *c;
+	unsigned long __percpu *counter;
+	unsigned int n;
+	int cpu;
+
+	lockdep_assert_held(&kprobe_mutex);
+	c = list_first_entry_or_null(&counter_chunks, struct counter_chunk, list);
+	if (!c || !~c->used) {
+		c = kzalloc(sizeof(*c), GFP_KERNEL);
+		if (!c)
+			return NULL;
+		c->counters = __alloc_percpu(BITS_PER_LONG * sizeof(unsigned long),
+					     sizeof(unsigned long));
+		if (!c->counters) {
+			kfree(c);
+			return NULL;
+		}
+		list_add(&c->list, &counter_chunks);
+	}
+	n = ffz(c->used);
+	c->used |= BIT(n);
+	if (!~c->used)
+		list_move_tail(&c->list, &counter_chunks);
+	counter = c->counters + n;
+	for_each_possible_cpu(cpu)
+		per_cpu(*counter, cpu) = 0;
+	return counter;
+}
+
+static bool chunk_holds(struct counter_chunk *c, unsigned long __percpu *counter)
+{
+	unsigned long start = (__force unsigned long)c->counters;
+	unsigned long addr = (__force unsigned long)counter;
+
+	return addr >= start && addr < start + BITS_PER_LONG * sizeof(unsigned long);
+}
+
+/* Give back a counter from counter_alloc(); no CPU may be counting into it. */
+static void counter_free(unsigned long __percpu *counter)
+{
+	struct counter_chunk *c = counter_chunk_hint;
+
+	lockdep_assert_held(&kprobe_mutex);
+	if (!counter)
+		return;
+	if (!c || !chunk_holds(c, counter)) {
+		list_for_each_entry(c, &counter_chunks, list)
+			if (chunk_holds(c, counter))
+				break;
+		if (WARN_ON_ONCE(list_entry_is_head(c, &counter_chunks, list)))
+			return;
+	}
+	if (!~c->used)
+		list_move(&c->list, &counter_chunks);
+	c->used &= ~BIT(counter - c->counters);
+	counter_chunk_hint = c;
+	if (c->used || list_is_singular(&counter_chunks))
+		return;
+	list_del(&c->list);
+	free_percpu(c->counters);
+	kfree(c);
+	counter_chunk_hint = NULL;
+}
+
 static void free_aggregate(struct kprobe *site)
 {
-	free_percpu(site->nhit);
+	counter_free(site->nhit);
 	kfree(to_aggr(site));
 }
 
@@ -1639,7 +1726,7 @@ static struct kprobe *alloc_aggregate(void)
 
 	if (!agg)
 		return NULL;
-	aggr_site(agg)->nhit = alloc_percpu(unsigned long);
+	aggr_site(agg)->nhit = counter_alloc();
 	if (!aggr_site(agg)->nhit) {
 		kfree(agg);
 		return NULL;
@@ -1714,8 +1801,9 @@ static unsigned long probe_hits(struct kprobe *p)
  *
  * Counts the hits that ran @kp's handlers (a probe with only a
  * post_handler counts too), not those skipped because @kp was disabled or
- * the hit was nested in another. Takes kprobe_mutex.
+ * the hit was nested in another.
  *
+ * Context: process context; takes kprobe_mutex.
  * Return: the count since @kp was registered; 0 if it is not registered.
  */
 unsigned long kprobe_hits(struct kprobe *kp)
@@ -1872,7 +1960,7 @@ static int add_probe(struct kprobe_batch *b, struct kprobe *p)
 	if (ret)
 		goto out;
 
-	p->nhit = alloc_percpu(unsigned long);
+	p->nhit = counter_alloc();
 	if (!p->nhit) {
 		ret = -ENOMEM;
 		goto out;
@@ -1919,7 +2007,7 @@ static int add_probe(struct kprobe_batch *b, struct kprobe *p)
 out:
 	if (ret && !(p->flags & KPROBE_FLAG_UNHOOKED)) {
 		/* Never published: no CPU can be counting into it. */
-		free_percpu(p->nhit);
+		counter_free(p->nhit);
 		p->nhit = NULL;
 	}
 	probed_function.size = 0;
@@ -1939,7 +2027,7 @@ static void free_unhooked_counters(struct kprobe **kps, int num)
 	for (i = 0; i < num; i++) {
 		if (!kps[i] || !(kps[i]->flags & KPROBE_FLAG_UNHOOKED))
 			continue;
-		free_percpu(kps[i]->nhit);
+		counter_free(kps[i]->nhit);
 		kps[i]->nhit = NULL;
 		kps[i]->flags &= ~KPROBE_FLAG_UNHOOKED;
 	}

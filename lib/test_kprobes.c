@@ -1040,7 +1040,7 @@ static struct kprobe *opt_many_probes(struct kunit *test, struct kprobe ***kps)
 /*
  * The hit path's index of sites grows, leaves tombstones and shrinks:
  * 256 probes, every other one taken out and put back, each found (and
- * hit) exactly while it is registered.
+ * hit, and counted) exactly while it is registered.
  */
 static void test_index_churn(struct kunit *test)
 {
@@ -1070,6 +1070,14 @@ static void test_index_churn(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, found, OPT_BATCH);
 	KUNIT_EXPECT_EQ(test, kpt_opt_many(), 256000UL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), OPT_BATCH / 2 + OPT_BATCH);
+	/*
+	 * The odd ones' counters went back and came out again, from the
+	 * same chunks: they start from zero.
+	 */
+	found = 0;
+	for (i = 0; i < OPT_BATCH; i++)
+		found += kprobe_hits(&probes[i]) == (i & 1 ? 1 : 2);
+	KUNIT_EXPECT_EQ(test, found, OPT_BATCH);
 
 	unregister_kprobes(kps, OPT_BATCH);
 	for (i = 0; i < OPT_BATCH; i++)
