@@ -47,6 +47,12 @@
  *     --grace period, jump written--> OPTIMIZED
  *   any of these --site_wants_optimized() turns false--> armed (or
  *     disarmed), jump taken out in the caller's batch
+ *   OPTIMIZED --its last probe unregistered--> retiring --retire_sites()-->
+ *     jump taken out, site freed
+ *
+ * A retiring site has no members, so its detour runs no handler; it is
+ * out of the table, but its jump stays until retire_work, or the next
+ * path that must not meet it, writes the text back (see retiring_sites).
  *
  * site_wants_optimized() is site_wants_armed() plus: the sysctl is 1,
  * the site has a detour, no post_handler, and no other probe inside the
@@ -2034,10 +2040,40 @@ static void free_unhooked_counters(struct kprobe **kps, int num)
 }
 
 /*
+ * Optimized sites whose last probe was unregistered ("retiring"): their
+ * jump is still in the text, and their detour runs no handler, for they
+ * have no members. Unregistering returns without writing their text back
+ * (so do the tree's kprobes); retire_work does that and frees them, in
+ * one batch. Linked by kprobe_aggregate::dying, under kprobe_mutex. They
+ * leave the table at once, as an unregistered site does; since their
+ * jump is still in the text, every path that could write near it, or
+ * needs it gone, retires them first with retire_sites(): registering
+ * (a new probe at or inside a retiring site), the optimizer before it
+ * writes jumps (a covering site may optimize now), text going away, the
+ * global switches and waiting for the optimizer.
+ */
+static LIST_HEAD(retiring_sites);
+
+/* Take a site out of the table and the index, if it is still in them. */
+static void site_unhash(struct kprobe *site)
+{
+	if (hlist_unhashed(&site->hlist))
+		return;
+	hlist_del_init_rcu(&site->hlist);
+	index_remove(site);
+}
+
+static bool site_retires_later(struct kprobe *site)
+{
+	return kprobe_is_aggr(site) && kprobe_optimized(site) && !kprobe_gone(site);
+}
+
+/*
  * Take @p out of its site. A site left without members is disarmed now
  * and leaves the table in batch_finish(), once the disarming reached
- * every CPU. Either way the batch waits for a grace period before it
- * returns, since a CPU may still be running @p's handlers.
+ * every CPU, or, if it is optimized, retires. Either way the batch waits
+ * for a grace period before it returns, since a CPU may still be running
+ * @p's handlers.
  */
 static void remove_probe(struct kprobe_batch *b, struct kprobe *p, struct kprobe *site)
 {
@@ -2053,6 +2089,12 @@ static void remove_probe(struct kprobe_batch *b, struct kprobe *p, struct kprobe
 		}
 	}
 	site->flags |= KPROBE_FLAG_DYING;
+	if (site_retires_later(site)) {
+		/* Its detour needs no lookup: out of the table now. */
+		site_unhash(site);
+		list_add_tail(&to_aggr(site)->dying, &retiring_sites);
+		return;
+	}
 	site_sync_armed(b, site);
 	if (kprobe_is_aggr(site))
 		list_add_tail(&to_aggr(site)->dying, &b->free_aggregates);
@@ -2078,14 +2120,10 @@ static int batch_finish(struct kprobe_batch *b)
 	err = ftrace_sites_apply(&b->ftrace_arm, false);
 	ret = ret ?: err;
 
-	list_for_each_entry(site, &b->free_list, list) {
-		hlist_del_init_rcu(&site->hlist);
-		index_remove(site);
-	}
-	list_for_each_entry(agg, &b->free_aggregates, dying) {
-		hlist_del_init_rcu(&aggr_site(agg)->hlist);
-		index_remove(aggr_site(agg));
-	}
+	list_for_each_entry(site, &b->free_list, list)
+		site_unhash(site);
+	list_for_each_entry(agg, &b->free_aggregates, dying)
+		site_unhash(aggr_site(agg));
 	index_shrink();
 	list_for_each_entry(site, &b->free_list, list)
 		requeue_covering_sites(site->addr);
@@ -2110,6 +2148,35 @@ static int batch_finish(struct kprobe_batch *b)
 	}
 	return ret;
 }
+
+/* Write back the retiring sites' text and free them; kprobe_mutex held. */
+static void retire_sites(void)
+{
+	struct kprobe_aggregate *agg, *next;
+	struct kprobe_batch b;
+
+	lockdep_assert_held(&kprobe_mutex);
+	if (list_empty(&retiring_sites))
+		return;
+	batch_init(&b);
+	kprobes_lock_text();
+	list_for_each_entry_safe(agg, next, &retiring_sites, dying) {
+		list_move_tail(&agg->dying, &b.free_aggregates);
+		site_sync_armed(&b, aggr_site(agg));
+	}
+	/* A CPU may still be in a detour, or find the site in the index. */
+	b.need_sync = true;
+	batch_finish(&b);
+}
+
+static void retire_work_fn(struct work_struct *work)
+{
+	mutex_lock(&kprobe_mutex);
+	retire_sites();
+	mutex_unlock(&kprobe_mutex);
+}
+
+static DECLARE_WORK(retire_work, retire_work_fn);
 
 static void unregister_locked(struct kprobe **kps, int num);
 
@@ -2146,6 +2213,7 @@ int register_kprobes(struct kprobe **kps, int num)
 		}
 	}
 
+	retire_sites();
 	batch_init(&b);
 	kprobes_lock_text();
 	for (i = 0; i < num; i++) {
@@ -2195,6 +2263,8 @@ static void unregister_locked(struct kprobe **kps, int num)
 	}
 	batch_finish(&b);
 	free_unhooked_counters(kps, num);
+	if (!list_empty(&retiring_sites))
+		schedule_work(&retire_work);
 }
 
 /**
@@ -2305,6 +2375,7 @@ static void mark_range_gone(unsigned long start, unsigned long end)
 	struct kprobe *site, *m;
 	unsigned int i;
 
+	retire_sites();
 	batch_init(&b);
 	kprobes_lock_text();
 	for (i = 0; i < KPROBE_TABLE_SIZE; i++) {
@@ -2687,6 +2758,7 @@ static int __maybe_unused sync_all_sites(void)
 	unsigned int i;
 	int ret = 0;
 
+	retire_sites();
 	batch_init(&b);
 	kprobes_lock_text();
 	for (i = 0; i < KPROBE_TABLE_SIZE; i++)
@@ -2916,6 +2988,7 @@ static void kprobe_optimizer(struct work_struct *work)
 	bool empty;
 
 	mutex_lock(&kprobe_mutex);
+	retire_sites();
 	list_splice_init(&optimizing_list, &claimed);
 	list_for_each_entry_safe(op, next, &claimed, list) {
 		if (site_wants_optimized(&op->kp) && site_is_armed(&op->kp)) {
@@ -2933,6 +3006,8 @@ static void kprobe_optimizer(struct work_struct *work)
 	synchronize_rcu_tasks();
 
 	mutex_lock(&kprobe_mutex);
+	/* Sites that retired meanwhile may be inside a claimed one's region. */
+	retire_sites();
 	batch_init(&b);
 	kprobes_lock_text();
 	list_for_each_entry_safe(op, next, &claimed, list) {
@@ -2955,12 +3030,14 @@ static void kprobe_optimizer(struct work_struct *work)
  * wait_for_kprobe_optimizer() - wait until every queued site is optimized
  *
  * Sites that may be optimized are queued at registration and optimized
- * by a worker a little later; tests and tracers that want to see the
- * result call this first.
+ * by a worker a little later, and the jumps of unregistered ones are
+ * taken out after unregistering returns; tests and tracers that want to
+ * see the result call this first.
  */
 void wait_for_kprobe_optimizer(void)
 {
 	mutex_lock(&kprobe_mutex);
+	retire_sites();
 	while (!list_empty(&optimizing_list)) {
 		mutex_unlock(&kprobe_mutex);
 		flush_delayed_work(&optimizer_work);

@@ -1561,6 +1561,53 @@ static void test_optimized(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 3 + 5 + 1 + 1);
 }
 
+/*
+ * Unregistering an optimized probe returns before its jump is taken out:
+ * the probe leaves the table at once and its handler no longer runs, a
+ * probe registered meanwhile at the same address or inside the region
+ * finds the text as it was, and after wait_for_kprobe_optimizer() the
+ * text is the original.
+ */
+static void test_optimized_retire(struct kunit *test)
+{
+	u8 orig[JMP32_INSN_SIZE];
+	struct kprobe kp, inner;
+
+	wait_for_kprobe_optimizer();
+	memcpy(orig, kpt_opt, sizeof(orig));
+	init_probe(&kp, kpt_opt, NULL, 0, count_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_TRUE(test, site_optimized(kpt_opt));
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_NULL(test, probe_at(kpt_opt));
+	KUNIT_EXPECT_EQ(test, kpt_opt_10(), 16UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 0);
+
+	/* Back at once, at the same address. */
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, kpt_opt_10(), 16UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_TRUE(test, site_optimized(kpt_opt));
+	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_opt_10, 2, 16, test), 0UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 3);
+
+	/* Gone again, and at once a probe inside the region it covered. */
+	unregister_kprobe(&kp);
+	init_probe(&inner, (void *)kpt_opt + 3, NULL, 0, count_pre2, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&inner));
+	KUNIT_EXPECT_EQ(test, kpt_opt_10(), 16UL);
+	KUNIT_EXPECT_EQ(test, kpt_opt_10(), 16UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 3);
+	unregister_kprobe(&inner);
+
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_EQ(test, memcmp(kpt_opt, orig, sizeof(orig)), 0);
+	KUNIT_EXPECT_EQ(test, kpt_opt_10(), 16UL);
+}
+
 /* A redirecting pre_handler is honoured on an optimized probe. */
 static void test_optimized_redirect(struct kunit *test)
 {
@@ -2126,6 +2173,7 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_boost_under_hits),
 #ifdef CONFIG_OPTPROBES
 	KUNIT_CASE(test_optimized),
+	KUNIT_CASE(test_optimized_retire),
 	KUNIT_CASE(test_optimized_redirect),
 	KUNIT_CASE_SLOW(test_optimized_under_hits),
 	KUNIT_CASE_SLOW(test_optimized_batch),
