@@ -176,15 +176,20 @@ static int stamp_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	return 0;
 }
 
-/* Wait (up to 20 s) until a hit on @fn costs at most @limit instructions. */
+/*
+ * Wait (up to 20 s) until a hit on @fn costs at most @limit instructions.
+ * Polls about every half millisecond (a poll is itself 1001 calls and a
+ * sort), sleeping in between so that workers queued on this CPU run: a
+ * coarser sleep would round every time measured with it up to a jiffy.
+ */
 static bool wait_cheaper(unsigned long (*fn)(unsigned long), u64 base, u64 limit)
 {
 	int i;
 
-	for (i = 0; i < 2000; i++) {
+	for (i = 0; i < 100000; i++) {
 		if (call_cost(fn) <= base + limit)
 			return true;
-		msleep(10);
+		usleep_range(100, 200);
 	}
 	return false;
 }
