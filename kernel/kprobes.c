@@ -52,7 +52,8 @@
  *
  * A retiring site has no members, so its detour runs no handler; it is
  * out of the table, but its jump stays until retire_work, or the next
- * path that must not meet it, writes the text back (see retiring_sites).
+ * path that must not meet it, writes the text back (see retiring_sites);
+ * it is freed after an RCU-tasks grace period (see retired_sites).
  *
  * site_wants_optimized() is site_wants_armed() plus: the sysctl is 1,
  * the site has a detour, no post_handler, and no other probe inside the
@@ -2043,8 +2044,9 @@ static void free_unhooked_counters(struct kprobe **kps, int num)
  * Optimized sites whose last probe was unregistered ("retiring"): their
  * jump is still in the text, and their detour runs no handler, for they
  * have no members. Unregistering returns without writing their text back
- * (so do the tree's kprobes); retire_work does that and frees them, in
- * one batch. Linked by kprobe_aggregate::dying, under kprobe_mutex. They
+ * (so do the tree's kprobes); retire_sites() does that, in one batch,
+ * from retire_work, which then frees them (see retired_sites). Linked by
+ * kprobe_aggregate::dying, under kprobe_mutex. They
  * leave the table at once, as an unregistered site does; since their
  * jump is still in the text, every path that could write near it, or
  * needs it gone, retires them first with retire_sites(): registering
@@ -2149,10 +2151,22 @@ static int batch_finish(struct kprobe_batch *b)
 	return ret;
 }
 
-/* Write back the retiring sites' text and free them; kprobe_mutex held. */
+static void retire_work_fn(struct work_struct *work);
+static DECLARE_WORK(retire_work, retire_work_fn);
+
+/*
+ * Retired sites: their text is written back, and retire_work frees them
+ * once no task can be in their detour. A task may have been preempted
+ * in the detour before it called the arch's handler, which reads the
+ * site, so that takes an RCU-tasks grace period, as the optimizer's
+ * does. Under kprobe_mutex.
+ */
+static LIST_HEAD(retired_sites);
+
+/* Write back the retiring sites' text; kprobe_mutex held. */
 static void retire_sites(void)
 {
-	struct kprobe_aggregate *agg, *next;
+	struct kprobe_aggregate *agg;
 	struct kprobe_batch b;
 
 	lockdep_assert_held(&kprobe_mutex);
@@ -2160,23 +2174,36 @@ static void retire_sites(void)
 		return;
 	batch_init(&b);
 	kprobes_lock_text();
-	list_for_each_entry_safe(agg, next, &retiring_sites, dying) {
-		list_move_tail(&agg->dying, &b.free_aggregates);
+	list_for_each_entry(agg, &retiring_sites, dying)
 		site_sync_armed(&b, aggr_site(agg));
-	}
-	/* A CPU may still be in a detour, or find the site in the index. */
-	b.need_sync = true;
 	batch_finish(&b);
+	list_for_each_entry(agg, &retiring_sites, dying)
+		requeue_covering_sites(aggr_site(agg)->addr);
+	list_splice_tail_init(&retiring_sites, &retired_sites);
+	schedule_work(&retire_work);
 }
 
 static void retire_work_fn(struct work_struct *work)
 {
+	struct kprobe_aggregate *agg, *next;
+	LIST_HEAD(done);
+
 	mutex_lock(&kprobe_mutex);
 	retire_sites();
+	list_splice_init(&retired_sites, &done);
+	mutex_unlock(&kprobe_mutex);
+	if (list_empty(&done))
+		return;
+
+	synchronize_rcu_tasks();
+
+	mutex_lock(&kprobe_mutex);
+	list_for_each_entry_safe(agg, next, &done, dying) {
+		list_del_init(&agg->dying);
+		release_site(aggr_site(agg));
+	}
 	mutex_unlock(&kprobe_mutex);
 }
-
-static DECLARE_WORK(retire_work, retire_work_fn);
 
 static void unregister_locked(struct kprobe **kps, int num);
 
