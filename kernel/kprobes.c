@@ -386,8 +386,9 @@ static struct kprobe *aggr_site(struct kprobe_aggregate *agg)
  *
  * KPROBE_FLAG_SITE_COUNTED: it is an enabled member of an aggregate, and
  * its hits are the site's. Its own counter then holds its hits minus the
- * site's count so far; kprobe_hits() adds the two. Set and cleared only
- * by member_set_counted(), under kprobe_mutex.
+ * site's count so far; kprobe_hits() adds the two. Set and cleared by
+ * member_set_counted(), under kprobe_mutex; cleared without folding the
+ * count when the probe is unregistered, since its count goes with it.
  */
 /* (BIT(28) is the optimizer's KPROBE_FLAG_OPT_QUEUED, a site flag.) */
 #define KPROBE_FLAG_NO_PRE		BIT(27)
@@ -2082,7 +2083,8 @@ static void remove_probe(struct kprobe_batch *b, struct kprobe *p, struct kprobe
 	b->need_sync = true;
 	p->flags |= KPROBE_FLAG_UNHOOKED;
 	if (site != p) {
-		member_set_counted(site, p, false);
+		/* Its count is dropped with it: no need to fold the site's in. */
+		p->flags &= ~KPROBE_FLAG_SITE_COUNTED;
 		list_del_rcu(&p->list);
 		if (!list_empty(&site->list)) {
 			update_aggregate(site);
