@@ -2044,16 +2044,17 @@ static void free_unhooked_counters(struct kprobe **kps, int num)
 /*
  * Optimized sites whose last probe was unregistered ("retiring"): their
  * jump is still in the text, and their detour runs no handler, for they
- * have no members. Unregistering returns without writing their text back
- * (so do the tree's kprobes); retire_sites() does that, in one batch,
- * from retire_work, which then frees them (see retired_sites). Linked by
- * kprobe_aggregate::dying, under kprobe_mutex. They
- * leave the table at once, as an unregistered site does; since their
- * jump is still in the text, every path that could write near it, or
- * needs it gone, retires them first with retire_sites(): registering
- * (a new probe at or inside a retiring site), the optimizer before it
- * writes jumps (a covering site may optimize now), text going away, the
- * global switches and waiting for the optimizer.
+ * have no members. Linked by kprobe_aggregate::dying, under kprobe_mutex.
+ *
+ * Unregistering returns without writing their text back (so do the
+ * tree's kprobes); retire_sites() does that, in one batch, from
+ * retire_work, which then frees them (see retired_sites). They leave the
+ * table at once, as an unregistered site does. Since their jump is still
+ * in the text, every path that could write near it, or needs it gone,
+ * retires them first: registering (a new probe at or inside a retiring
+ * site), the optimizer before it writes jumps (a covering site may
+ * optimize now), text going away, the global switches and waiting for
+ * the optimizer.
  */
 static LIST_HEAD(retiring_sites);
 
