@@ -105,6 +105,7 @@
 #include <linux/module.h>
 #include <linux/bug.h>
 #include <linux/uaccess.h>
+#include <linux/rcupdate_wait.h>
 
 #include <asm/sections.h>
 
@@ -371,8 +372,8 @@ static struct kprobe *aggr_site(struct kprobe_aggregate *agg)
 
 /*
  * Private flag of a user probe: it was taken out of the table in this
- * batch, and its hit counter is freed once the batch's grace period is
- * over (free_unhooked_counters()). The hit path may still be counting
+ * batch, and its hit counter is dropped once the batch's grace period
+ * is over (unhooked_counters()). The hit path may still be counting
  * until then.
  */
 #define KPROBE_FLAG_UNHOOKED	BIT(29)
@@ -1145,6 +1146,8 @@ struct ftrace_site_list {
  * @poked: breakpoint writes were queued and must be applied
  * @need_sync: wait for a grace period before returning, because a probe
  *	left the table or an aggregate
+ * @grace_started, @grace: that grace period, from batch_publish() to
+ *	batch_release()
  */
 struct kprobe_batch {
 	struct list_head free_list;
@@ -1153,6 +1156,8 @@ struct kprobe_batch {
 	struct ftrace_site_list ftrace_disarm;
 	bool poked;
 	bool need_sync;
+	bool grace_started;
+	struct rcu_synchronize grace;
 };
 
 /* Should the text at this site trap (or ftrace call us) right now? */
@@ -1610,11 +1615,22 @@ static int prepare_site(struct kprobe *p)
  * Every registered probe and every aggregate has a per-CPU hit counter.
  * An alloc_percpu() and a free_percpu() for each would cost more than the
  * rest of registering and unregistering a probe, so counters are handed
- * out from chunks of BITS_PER_LONG. Chunks with a free counter are kept
- * in front of counter_chunks, full ones behind, so that taking a counter
- * looks at the first chunk only; giving one back looks first at the chunk
- * the previous one went back to, since probes tend to leave in the order
- * they came. All under kprobe_mutex.
+ * out from chunks of BITS_PER_LONG.
+ *
+ * Chunks stay on counter_chunks in the order they were made. Probes tend
+ * to come and go in order, so the chunk wanted next is usually the one
+ * used last (counter_cursor) or its neighbour: taking and giving back
+ * search outward from the cursor, both ways round the list. A batch of
+ * N probes then costs O(N), where a search from the head of the list
+ * would cost O(N * N / BITS_PER_LONG). counters_free counts the unused
+ * counters of all chunks, so that taking one when there is none makes a
+ * chunk without a search.
+ *
+ * A counter given back may still be counted into until the next grace
+ * period: it is not handed out again before that, since kprobe_mutex is
+ * held from giving it back until the grace period ends, and empty chunks
+ * are destroyed only after one, by counter_trim(). All under
+ * kprobe_mutex.
  */
 struct counter_chunk {
 	struct list_head list;
@@ -1622,73 +1638,149 @@ struct counter_chunk {
 	unsigned long __percpu *counters;
 };
 
+#define COUNTER_CHUNK_BYTES	(BITS_PER_LONG * sizeof(unsigned long))
+
 static LIST_HEAD(counter_chunks);
-static struct counter_chunk *counter_chunk_hint;
+static struct counter_chunk *counter_cursor;
+static unsigned int counter_chunks_nr;
+static unsigned int counter_chunks_empty;
+static unsigned int counters_free;
+
+/* The chunk after (@forward) or before @c, round the list. */
+static struct counter_chunk *chunk_step(struct counter_chunk *c, bool forward)
+{
+	struct list_head *n = forward ? c->list.next : c->list.prev;
+
+	if (n == &counter_chunks)
+		n = forward ? n->next : n->prev;
+	return list_entry(n, struct counter_chunk, list);
+}
+
+/* Does @c hold @counter or, for a NULL @counter, have a free one? */
+static bool chunk_matches(struct counter_chunk *c, unsigned long __percpu *counter)
+{
+	unsigned long start = (__force unsigned long)c->counters;
+	unsigned long addr = (__force unsigned long)counter;
+
+	if (!counter)
+		return ~c->used != 0;
+	return addr >= start && addr < start + COUNTER_CHUNK_BYTES;
+}
+
+/* The chunk nearest the cursor that chunk_matches() @counter, or NULL. */
+static struct counter_chunk *chunk_search(unsigned long __percpu *counter)
+{
+	struct counter_chunk *ahead = counter_cursor, *behind = counter_cursor;
+	unsigned int i;
+
+	if (!counter_cursor || chunk_matches(counter_cursor, counter))
+		return counter_cursor;
+	for (i = 0; i < counter_chunks_nr / 2; i++) {
+		ahead = chunk_step(ahead, true);
+		if (chunk_matches(ahead, counter))
+			return ahead;
+		behind = chunk_step(behind, false);
+		if (chunk_matches(behind, counter))
+			return behind;
+	}
+	return NULL;
+}
+
+static struct counter_chunk *chunk_create(void)
+{
+	struct counter_chunk *c = kzalloc(sizeof(*c), GFP_KERNEL);
+
+	if (!c)
+		return NULL;
+	c->counters = __alloc_percpu(COUNTER_CHUNK_BYTES, sizeof(unsigned long));
+	if (!c->counters) {
+		kfree(c);
+		return NULL;
+	}
+	list_add_tail(&c->list, &counter_chunks);
+	counter_chunks_nr++;
+	counter_chunks_empty++;
+	counters_free += BITS_PER_LONG;
+	return c;
+}
+
+static void chunk_destroy(struct counter_chunk *c)
+{
+	if (counter_cursor == c)
+		counter_cursor = counter_chunks_nr > 1 ? chunk_step(c, true) : NULL;
+	list_del(&c->list);
+	counter_chunks_nr--;
+	counter_chunks_empty--;
+	counters_free -= BITS_PER_LONG;
+	free_percpu(c->counters);
+	kfree(c);
+}
 
 static unsigned long __percpu *counter_alloc(void)
 {
-	struct counter_chunk *c;
+	struct counter_chunk *c = NULL;
 	unsigned long __percpu *counter;
 	unsigned int n;
 	int cpu;
 
 	lockdep_assert_held(&kprobe_mutex);
-	c = list_first_entry_or_null(&counter_chunks, struct counter_chunk, list);
-	if (!c || !~c->used) {
-		c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (counters_free)
+		c = chunk_search(NULL);
+	if (!c) {
+		WARN_ON_ONCE(counters_free);	/* the count is off */
+		c = chunk_create();
 		if (!c)
 			return NULL;
-		c->counters = __alloc_percpu(BITS_PER_LONG * sizeof(unsigned long),
-					     sizeof(unsigned long));
-		if (!c->counters) {
-			kfree(c);
-			return NULL;
-		}
-		list_add(&c->list, &counter_chunks);
 	}
+	if (!c->used)
+		counter_chunks_empty--;
 	n = ffz(c->used);
 	c->used |= BIT(n);
-	if (!~c->used)
-		list_move_tail(&c->list, &counter_chunks);
+	counters_free--;
+	counter_cursor = c;
 	counter = c->counters + n;
 	for_each_possible_cpu(cpu)
 		per_cpu(*counter, cpu) = 0;
 	return counter;
 }
 
-static bool chunk_holds(struct counter_chunk *c, unsigned long __percpu *counter)
-{
-	unsigned long start = (__force unsigned long)c->counters;
-	unsigned long addr = (__force unsigned long)counter;
-
-	return addr >= start && addr < start + BITS_PER_LONG * sizeof(unsigned long);
-}
-
-/* Give back a counter from counter_alloc(); no CPU may be counting into it. */
+/* Give back a counter from counter_alloc(); see above for when. */
 static void counter_free(unsigned long __percpu *counter)
 {
-	struct counter_chunk *c = counter_chunk_hint;
+	struct counter_chunk *c;
 
 	lockdep_assert_held(&kprobe_mutex);
 	if (!counter)
 		return;
-	if (!c || !chunk_holds(c, counter)) {
-		list_for_each_entry(c, &counter_chunks, list)
-			if (chunk_holds(c, counter))
-				break;
-		if (WARN_ON_ONCE(list_entry_is_head(c, &counter_chunks, list)))
-			return;
-	}
-	if (!~c->used)
-		list_move(&c->list, &counter_chunks);
-	c->used &= ~BIT(counter - c->counters);
-	counter_chunk_hint = c;
-	if (c->used || list_is_singular(&counter_chunks))
+	c = chunk_search(counter);
+	if (WARN_ON_ONCE(!c))
 		return;
-	list_del(&c->list);
-	free_percpu(c->counters);
-	kfree(c);
-	counter_chunk_hint = NULL;
+	c->used &= ~BIT(counter - c->counters);
+	counters_free++;
+	counter_cursor = c;
+	if (!c->used)
+		counter_chunks_empty++;
+}
+
+/*
+ * Destroy empty chunks, once no CPU can be counting into the counters
+ * given back so far (after the grace period of the batch that gave them
+ * back). Half a chunk's worth of free counters stays, so that one probe
+ * coming and going at a chunk's edge does not make and destroy a chunk
+ * each time.
+ */
+static void counter_trim(void)
+{
+	struct counter_chunk *c, *next;
+
+	lockdep_assert_held(&kprobe_mutex);
+	list_for_each_entry_safe(c, next, &counter_chunks, list) {
+		if (!counter_chunks_empty ||
+		    counters_free < BITS_PER_LONG + BITS_PER_LONG / 2)
+			return;
+		if (!c->used)
+			chunk_destroy(c);
+	}
 }
 
 static void free_aggregate(struct kprobe *site)
@@ -2025,17 +2117,21 @@ out:
 }
 
 /*
- * After a batch's grace period: free the hit counters of those of @kps
- * that the batch took out of the table.
+ * Give back the hit counters of those of @kps that the batch took out of
+ * the table, between batch_publish() and batch_release(), then (@forget)
+ * after the grace period, when no CPU reads them any more, drop them.
  */
-static void free_unhooked_counters(struct kprobe **kps, int num)
+static void unhooked_counters(struct kprobe **kps, int num, bool forget)
 {
 	int i;
 
 	for (i = 0; i < num; i++) {
 		if (!kps[i] || !(kps[i]->flags & KPROBE_FLAG_UNHOOKED))
 			continue;
-		counter_free(kps[i]->nhit);
+		if (!forget) {
+			counter_free(kps[i]->nhit);
+			continue;
+		}
 		kps[i]->nhit = NULL;
 		kps[i]->flags &= ~KPROBE_FLAG_UNHOOKED;
 	}
@@ -2108,14 +2204,44 @@ static void remove_probe(struct kprobe_batch *b, struct kprobe *p, struct kprobe
 }
 
 /*
- * Finish a batch: apply the text writes, drop text_mutex, update ftrace,
- * take the dying sites out of the table and wait one grace period for
- * all of them before freeing their copies.
+ * Start the batch's grace period now, so that it runs while the caller
+ * does what needs none; synchronize_rcu() would start it only when
+ * called, and waits the same way: a callback that wakes it. While the
+ * kernel boots, synchronize_rcu() is expedited (or has nothing to wait
+ * for), so batch_release() leaves it to that.
  */
-static int batch_finish(struct kprobe_batch *b)
+static void batch_start_grace_period(struct kprobe_batch *b)
 {
-	struct kprobe_aggregate *agg, *next_agg;
-	struct kprobe *site, *next;
+	if (system_state < SYSTEM_RUNNING)
+		return;
+	init_rcu_head_on_stack(&b->grace.head);
+	init_completion(&b->grace.completion);
+	call_rcu_hurry(&b->grace.head, wakeme_after_rcu);
+	b->grace_started = true;
+}
+
+static void batch_wait_grace_period(struct kprobe_batch *b)
+{
+	if (!b->grace_started) {
+		synchronize_rcu();
+		return;
+	}
+	wait_for_completion(&b->grace.completion);
+	destroy_rcu_head_on_stack(&b->grace.head);
+	b->grace_started = false;
+}
+
+/*
+ * Publish a batch: apply the text writes, drop text_mutex, update ftrace,
+ * take the dying sites out of the table and start the grace period after
+ * which no CPU is running a handler of the removed probes nor executing
+ * the instruction copy of a removed site. batch_release() waits for it;
+ * kprobe_mutex is held from one to the other.
+ */
+static int batch_publish(struct kprobe_batch *b)
+{
+	struct kprobe_aggregate *agg;
+	struct kprobe *site;
 	int ret, err;
 
 	batch_apply_text(b);
@@ -2129,19 +2255,26 @@ static int batch_finish(struct kprobe_batch *b)
 		site_unhash(site);
 	list_for_each_entry(agg, &b->free_aggregates, dying)
 		site_unhash(aggr_site(agg));
+	if (b->need_sync)
+		batch_start_grace_period(b);
+
 	index_shrink();
 	list_for_each_entry(site, &b->free_list, list)
 		requeue_covering_sites(site->addr);
 	list_for_each_entry(agg, &b->free_aggregates, dying)
 		requeue_covering_sites(aggr_site(agg)->addr);
+	return ret;
+}
+
+/* Wait for the grace period batch_publish() started; free the dying sites. */
+static void batch_release(struct kprobe_batch *b)
+{
+	struct kprobe_aggregate *agg, *next_agg;
+	struct kprobe *site, *next;
 
 	if (!b->need_sync)
-		return ret;
-	/*
-	 * After this no CPU is running a handler of the removed probes nor
-	 * executing the instruction copy of a removed site.
-	 */
-	synchronize_rcu();
+		return;
+	batch_wait_grace_period(b);
 	list_for_each_entry_safe(site, next, &b->free_list, list) {
 		list_del_init(&site->list);
 		site->flags &= ~KPROBE_FLAGS_PRIVATE;
@@ -2151,6 +2284,14 @@ static int batch_finish(struct kprobe_batch *b)
 		list_del_init(&agg->dying);
 		release_site(aggr_site(agg));
 	}
+	counter_trim();
+}
+
+static int batch_finish(struct kprobe_batch *b)
+{
+	int ret = batch_publish(b);
+
+	batch_release(b);
 	return ret;
 }
 
@@ -2205,6 +2346,7 @@ static void retire_work_fn(struct work_struct *work)
 		list_del_init(&agg->dying);
 		release_site(aggr_site(agg));
 	}
+	counter_trim();
 	mutex_unlock(&kprobe_mutex);
 }
 
@@ -2252,8 +2394,10 @@ int register_kprobes(struct kprobe **kps, int num)
 			break;
 	}
 	err = batch_finish(&b);
-	if (ret)
-		free_unhooked_counters(&kps[i], 1);
+	if (ret) {
+		unhooked_counters(&kps[i], 1, false);
+		unhooked_counters(&kps[i], 1, true);
+	}
 	/* Roll back the ones this call added: kps[0] .. kps[i - 1]. */
 	if (ret || err)
 		unregister_locked(kps, ret ? i : num);
@@ -2291,8 +2435,10 @@ static void unregister_locked(struct kprobe **kps, int num)
 		else if (!(kps[i]->flags & KPROBE_FLAG_UNHOOKED))
 			remove_probe(&b, kps[i], site);	/* not listed twice */
 	}
-	batch_finish(&b);
-	free_unhooked_counters(kps, num);
+	batch_publish(&b);
+	unhooked_counters(kps, num, false);
+	batch_release(&b);
+	unhooked_counters(kps, num, true);
 	if (!list_empty(&retiring_sites))
 		schedule_work(&retire_work);
 }
