@@ -1278,18 +1278,24 @@ out:
 	return ret;
 }
 
-static void batch_init(struct kprobe_batch *b)
-{
-	memset(b, 0, sizeof(*b));
-	INIT_LIST_HEAD(&b->free_list);
-	INIT_LIST_HEAD(&b->free_aggregates);
-}
-
 static void kprobes_lock_text(void)
 {
 	cpus_read_lock();
 	jump_label_lock();
 	mutex_lock(&text_mutex);
+}
+
+/*
+ * Start a batch; text_mutex is held until batch_publish(). Paths that may
+ * write text near a retiring site's jump, or need it gone, start with
+ * batch_begin_retired() instead.
+ */
+static void batch_begin(struct kprobe_batch *b)
+{
+	memset(b, 0, sizeof(*b));
+	INIT_LIST_HEAD(&b->free_list);
+	INIT_LIST_HEAD(&b->free_aggregates);
+	kprobes_lock_text();
 }
 
 static void kprobes_unlock_text(void)
@@ -2149,8 +2155,9 @@ static void unhooked_counters(struct kprobe **kps, int num, bool forget)
  * in the text, every path that could write near it, or needs it gone,
  * retires them first: registering (a new probe at or inside a retiring
  * site), the optimizer before it writes jumps (a covering site may
- * optimize now), text going away, the global switches and waiting for
- * the optimizer.
+ * optimize now), text going away and the global switches start their
+ * batch with batch_begin_retired(); the optimizer's first phase and
+ * waiting for the optimizer call retire_sites() themselves.
  */
 static LIST_HEAD(retiring_sites);
 
@@ -2316,8 +2323,7 @@ static void retire_sites(void)
 	lockdep_assert_held(&kprobe_mutex);
 	if (list_empty(&retiring_sites))
 		return;
-	batch_init(&b);
-	kprobes_lock_text();
+	batch_begin(&b);
 	list_for_each_entry(agg, &retiring_sites, dying)
 		site_sync_armed(&b, aggr_site(agg));
 	batch_finish(&b);
@@ -2348,6 +2354,17 @@ static void retire_work_fn(struct work_struct *work)
 	}
 	counter_trim();
 	mutex_unlock(&kprobe_mutex);
+}
+
+/*
+ * Start a batch after writing back the retiring sites' text: for paths
+ * that may write near their jumps (registering, the optimizer) or need
+ * them gone (text going away, the global switches).
+ */
+static void batch_begin_retired(struct kprobe_batch *b)
+{
+	retire_sites();
+	batch_begin(b);
 }
 
 static void unregister_locked(struct kprobe **kps, int num);
@@ -2385,9 +2402,7 @@ int register_kprobes(struct kprobe **kps, int num)
 		}
 	}
 
-	retire_sites();
-	batch_init(&b);
-	kprobes_lock_text();
+	batch_begin_retired(&b);
 	for (i = 0; i < num; i++) {
 		ret = add_probe(&b, kps[i]);
 		if (ret)
@@ -2425,8 +2440,7 @@ static void unregister_locked(struct kprobe **kps, int num)
 	struct kprobe *site;
 	int i;
 
-	batch_init(&b);
-	kprobes_lock_text();
+	batch_begin(&b);
 	for (i = 0; i < num; i++) {
 		if (!kps[i])
 			continue;
@@ -2487,8 +2501,7 @@ static int set_probe_disabled(struct kprobe *p, bool disable)
 		mutex_unlock(&kprobe_mutex);
 		return disable ? 0 : -EINVAL;
 	}
-	batch_init(&b);
-	kprobes_lock_text();
+	batch_begin(&b);
 	if (disable)
 		p->flags |= KPROBE_FLAG_DISABLED;
 	else
@@ -2551,9 +2564,7 @@ static void mark_range_gone(unsigned long start, unsigned long end)
 	struct kprobe *site, *m;
 	unsigned int i;
 
-	retire_sites();
-	batch_init(&b);
-	kprobes_lock_text();
+	batch_begin_retired(&b);
 	for (i = 0; i < KPROBE_TABLE_SIZE; i++) {
 		hlist_for_each_entry(site, &kprobe_table[i], hlist) {
 			unsigned long a = (unsigned long)site->addr;
@@ -2934,9 +2945,7 @@ static int __maybe_unused sync_all_sites(void)
 	unsigned int i;
 	int ret = 0;
 
-	retire_sites();
-	batch_init(&b);
-	kprobes_lock_text();
+	batch_begin_retired(&b);
 	for (i = 0; i < KPROBE_TABLE_SIZE; i++)
 		hlist_for_each_entry(site, &kprobe_table[i], hlist)
 			ret = site_sync_armed(&b, site) ?: ret;
@@ -3183,9 +3192,7 @@ static void kprobe_optimizer(struct work_struct *work)
 
 	mutex_lock(&kprobe_mutex);
 	/* Sites that retired meanwhile may be inside a claimed one's region. */
-	retire_sites();
-	batch_init(&b);
-	kprobes_lock_text();
+	batch_begin_retired(&b);
 	list_for_each_entry_safe(op, next, &claimed, list) {
 		list_del_init(&op->list);
 		op->kp.flags &= ~KPROBE_FLAG_OPT_QUEUED;
