@@ -51,9 +51,10 @@
  *     jump taken out, site freed
  *
  * A retiring site has no members, so its detour runs no handler; it is
- * out of the table, but its jump stays until retire_work, or the next
- * path that must not meet it, writes the text back (see retiring_sites);
- * it is freed after an RCU-tasks grace period (see retired_sites).
+ * out of the table, but its jump stays until unregistering (while its
+ * grace period runs, for a few sites), retire_work or the next path that
+ * must not meet it writes the text back (see retiring_sites); it is
+ * freed after an RCU-tasks grace period (see retired_sites).
  *
  * site_wants_optimized() is site_wants_armed() plus: the sysctl is 1,
  * the site has a detour, no post_handler, and no other probe inside the
@@ -71,8 +72,9 @@
  * with interrupts or preemption disabled, which makes it an RCU reader,
  * searches the index (see struct kprobe_index) and walks the members
  * list with the _rcu list primitives. Writers publish with release
- * stores and the _rcu list primitives and wait for synchronize_rcu()
- * before they free a site, an aggregate or an instruction slot.
+ * stores and the _rcu list primitives and wait for a grace period
+ * (batch_publish() starts it, batch_release() waits) before they free
+ * a site, an aggregate or an instruction slot.
  *
  * Lock order: kprobe_mutex -> cpus_read_lock -> jump_label_lock ->
  * text_mutex. ftrace takes text_mutex itself, so ftrace filters are
@@ -1481,7 +1483,7 @@ static void requeue_covering_sites(kprobe_opcode_t *addr)
  * Bring a site's armed state in line with site_wants_armed(), and its
  * optimization with site_wants_optimized(). Breakpoint writes are queued
  * in the arch (the caller holds text_mutex and calls batch_apply_text());
- * ftrace sites are collected for batch_finish().
+ * ftrace sites are collected for batch_publish().
  */
 static int site_sync_armed(struct kprobe_batch *b, struct kprobe *site)
 {
@@ -2148,10 +2150,12 @@ static void unhooked_counters(struct kprobe **kps, int num, bool forget)
  * jump is still in the text, and their detour runs no handler, for they
  * have no members. Linked by kprobe_aggregate::dying, under kprobe_mutex.
  *
- * Unregistering returns without writing their text back (so do the
- * tree's kprobes); retire_sites() does that, in one batch, from
- * retire_work, which then frees them (see retired_sites). They leave the
- * table at once, as an unregistered site does. Since their jump is still
+ * retire_sites() writes their text back, in one batch: unregistering
+ * calls it while its grace period runs when there are few, up to
+ * RETIRE_WHILE_UNREGISTERING; otherwise it returns with the jumps still
+ * in (so do the tree's kprobes) and retire_work does it. retire_work
+ * then frees them (see retired_sites). They leave the table at once, as
+ * an unregistered site does. Since their jump is still
  * in the text, every path that could write near it, or needs it gone,
  * retires them first: registering (a new probe at or inside a retiring
  * site), the optimizer before it writes jumps (a covering site may
@@ -2160,6 +2164,17 @@ static void unhooked_counters(struct kprobe **kps, int num, bool forget)
  * waiting for the optimizer call retire_sites() themselves.
  */
 static LIST_HEAD(retiring_sites);
+static unsigned int nr_retiring;
+
+/*
+ * Unregistering writes back the text of up to this many retiring sites
+ * itself, while its grace period runs: about one text_poke batch
+ * (TP_VEC_MAX with 4 KiB pages), three text syncs and a few hundred
+ * small writes, a small part of a grace period. More are left to
+ * retire_work, so that unregistering stays one grace period long
+ * whatever the number of probes.
+ */
+#define RETIRE_WHILE_UNREGISTERING	256
 
 /* Take a site out of the table and the index, if it is still in them. */
 static void site_unhash(struct kprobe *site)
@@ -2177,7 +2192,7 @@ static bool site_retires_later(struct kprobe *site)
 
 /*
  * Take @p out of its site. A site left without members is disarmed now
- * and leaves the table in batch_finish(), once the disarming reached
+ * and leaves the table in batch_publish(), once the disarming reached
  * every CPU, or, if it is optimized, retires. Either way the batch waits
  * for a grace period before it returns, since a CPU may still be running
  * @p's handlers.
@@ -2201,6 +2216,7 @@ static void remove_probe(struct kprobe_batch *b, struct kprobe *p, struct kprobe
 		/* Its detour needs no lookup: out of the table now. */
 		site_unhash(site);
 		list_add_tail(&to_aggr(site)->dying, &retiring_sites);
+		nr_retiring++;
 		return;
 	}
 	site_sync_armed(b, site);
@@ -2306,6 +2322,15 @@ static void retire_work_fn(struct work_struct *work);
 static DECLARE_WORK(retire_work, retire_work_fn);
 
 /*
+ * Unbound: it may write thousands of sites' text, and should not wait
+ * for the CPU that queued it, where the caller of unregister goes on.
+ */
+static void queue_retire_work(void)
+{
+	queue_work(system_unbound_wq, &retire_work);
+}
+
+/*
  * Retired sites: their text is written back, and retire_work frees them
  * once no task can be in their detour. A task may have been preempted
  * in the detour before it called the arch's handler, which reads the
@@ -2330,7 +2355,8 @@ static void retire_sites(void)
 	list_for_each_entry(agg, &retiring_sites, dying)
 		requeue_covering_sites(aggr_site(agg)->addr);
 	list_splice_tail_init(&retiring_sites, &retired_sites);
-	schedule_work(&retire_work);
+	nr_retiring = 0;
+	queue_retire_work();
 }
 
 static void retire_work_fn(struct work_struct *work)
@@ -2451,10 +2477,12 @@ static void unregister_locked(struct kprobe **kps, int num)
 	}
 	batch_publish(&b);
 	unhooked_counters(kps, num, false);
+	if (nr_retiring <= RETIRE_WHILE_UNREGISTERING)
+		retire_sites();
 	batch_release(&b);
 	unhooked_counters(kps, num, true);
 	if (!list_empty(&retiring_sites))
-		schedule_work(&retire_work);
+		queue_retire_work();
 }
 
 /**

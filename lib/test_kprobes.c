@@ -152,8 +152,14 @@ unsigned long kpt_fault_load(unsigned long addr); /* load at +7, fixup */
 void kpt_unsupported(void);		/* int3 at +0, ud2 at +1 */
 unsigned long kpt_opt(unsigned long x);	/* x + 6; optimizable at +0, covers +3 */
 unsigned long kpt_inc(unsigned long x);	/* x + 1; add at +3 boostable, not optimizable */
-unsigned long kpt_opt_many(void);	/* 256 five-byte adds from +2; 256000 */
-#define OPT_BATCH 256
+/*
+ * OPT_BATCH five-byte adds from +2; returns OPT_MANY_SUM. More than
+ * unregistering retires itself (RETIRE_WHILE_UNREGISTERING, 256), so
+ * that a batch of them leaves the rest to retire_work.
+ */
+unsigned long kpt_opt_many(void);
+#define OPT_BATCH 320
+#define OPT_MANY_SUM (OPT_BATCH * 1000UL)
 #ifdef CONFIG_JUMP_LABEL
 /*
  * x (x + 1 while kpt_jl_key is on): mov at +0, then a jump label site
@@ -271,7 +277,7 @@ asm(
 
 	KPT_FUNC(kpt_opt_many)
 	"	xorl %eax, %eax\n"
-	"	.rept 256\n"
+	"	.rept " __stringify(OPT_BATCH) "\n"
 	"	addl $1000, %eax\n"
 	"	.endr\n"
 	KPT_RET
@@ -1039,7 +1045,7 @@ static struct kprobe *opt_many_probes(struct kunit *test, struct kprobe ***kps)
 
 /*
  * The hit path's index of sites grows, leaves tombstones and shrinks:
- * 256 probes, every other one taken out and put back, each found (and
+ * OPT_BATCH probes, every other one taken out and put back, each found (and
  * hit, and counted) exactly while it is registered.
  */
 static void test_index_churn(struct kunit *test)
@@ -1059,7 +1065,7 @@ static void test_index_churn(struct kunit *test)
 		found += i & 1 ? !probe_at(probes[i].addr) :
 			 site_holds(probe_at(probes[i].addr), &probes[i]);
 	KUNIT_EXPECT_EQ(test, found, OPT_BATCH);
-	KUNIT_EXPECT_EQ(test, kpt_opt_many(), 256000UL);
+	KUNIT_EXPECT_EQ(test, kpt_opt_many(), OPT_MANY_SUM);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), OPT_BATCH / 2);
 
 	/* Their ->addr is still set: the same probes go back in. */
@@ -1068,7 +1074,7 @@ static void test_index_churn(struct kunit *test)
 	for (i = 0; i < OPT_BATCH; i++)
 		found += site_holds(probe_at(probes[i].addr), &probes[i]);
 	KUNIT_EXPECT_EQ(test, found, OPT_BATCH);
-	KUNIT_EXPECT_EQ(test, kpt_opt_many(), 256000UL);
+	KUNIT_EXPECT_EQ(test, kpt_opt_many(), OPT_MANY_SUM);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), OPT_BATCH / 2 + OPT_BATCH);
 	/*
 	 * The odd ones' counters went back and came out again, from the
@@ -1082,7 +1088,7 @@ static void test_index_churn(struct kunit *test)
 	unregister_kprobes(kps, OPT_BATCH);
 	for (i = 0; i < OPT_BATCH; i++)
 		KUNIT_EXPECT_NULL(test, probe_at(probes[i].addr));
-	KUNIT_EXPECT_EQ(test, kpt_opt_many(), 256000UL);
+	KUNIT_EXPECT_EQ(test, kpt_opt_many(), OPT_MANY_SUM);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), OPT_BATCH / 2 + OPT_BATCH);
 }
 
@@ -1581,6 +1587,8 @@ static void test_optimized_retire(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, site_optimized(kpt_opt));
 	unregister_kprobe(&kp);
 	KUNIT_EXPECT_NULL(test, probe_at(kpt_opt));
+	/* One site: unregistering wrote its text back itself. */
+	KUNIT_EXPECT_EQ(test, memcmp(kpt_opt, orig, sizeof(orig)), 0);
 	KUNIT_EXPECT_EQ(test, kpt_opt_10(), 16UL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 0);
 
@@ -1676,17 +1684,24 @@ static void test_optimized_under_hits(struct kunit *test)
 }
 
 /*
- * 256 probes optimized in one batch and removed in one: all get a jump,
- * none traps. The times are printed, not judged (see make bench).
+ * OPT_BATCH probes optimized in one batch and removed in one: all get a
+ * jump, none traps, and the text is back after the optimizer is done.
+ * The times are printed, not judged (see make bench).
  */
 static void test_optimized_batch(struct kunit *test)
 {
+	const size_t len = 2 + 5 * OPT_BATCH;
 	struct kprobe *probes, **kps;
 	u64 t0, t1, t2, t3, t4;
 	int i, optimized = 0;
+	u8 *orig;
 
 	probes = opt_many_probes(test, &kps);
+	orig = kunit_kmalloc(test, len, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, probes);
+	KUNIT_ASSERT_NOT_NULL(test, orig);
+	wait_for_kprobe_optimizer();
+	memcpy(orig, kpt_opt_many, len);
 
 	t0 = ktime_get_ns();
 	KUNIT_ASSERT_EQ(test, 0, register_kprobes(kps, OPT_BATCH));
@@ -1696,13 +1711,15 @@ static void test_optimized_batch(struct kunit *test)
 	for (i = 0; i < OPT_BATCH; i++)
 		optimized += site_optimized(probes[i].addr);
 	KUNIT_EXPECT_EQ(test, optimized, OPT_BATCH);
-	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_opt_many, 1, 256000, test), 0UL);
+	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_opt_many, 1, OPT_MANY_SUM, test), 0UL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), OPT_BATCH);
 	t3 = ktime_get_ns();
 	unregister_kprobes(kps, OPT_BATCH);
 	t4 = ktime_get_ns();
-	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_opt_many, 1, 256000, test), 0UL);
+	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_opt_many, 1, OPT_MANY_SUM, test), 0UL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), OPT_BATCH);
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_EQ(test, memcmp(kpt_opt_many, orig, len), 0);
 	kunit_info(test, "%d probes: registered in %llu us, optimized %llu us later, unregistered in %llu us\n",
 		   OPT_BATCH, (t1 - t0) / 1000, (t2 - t1) / 1000, (t4 - t3) / 1000);
 }
