@@ -2150,18 +2150,20 @@ static void unhooked_counters(struct kprobe **kps, int num, bool forget)
  * jump is still in the text, and their detour runs no handler, for they
  * have no members. Linked by kprobe_aggregate::dying, under kprobe_mutex.
  *
+ * They leave the table at once, as an unregistered site does.
  * retire_sites() writes their text back, in one batch: unregistering
  * calls it while its grace period runs when there are few, up to
  * RETIRE_WHILE_UNREGISTERING; otherwise it returns with the jumps still
  * in (so do the tree's kprobes) and retire_work does it. retire_work
- * then frees them (see retired_sites). They leave the table at once, as
- * an unregistered site does. Since their jump is still
- * in the text, every path that could write near it, or needs it gone,
- * retires them first: registering (a new probe at or inside a retiring
- * site), the optimizer before it writes jumps (a covering site may
- * optimize now), text going away and the global switches start their
- * batch with batch_begin_retired(); the optimizer's first phase and
- * waiting for the optimizer call retire_sites() themselves.
+ * then frees them (see retired_sites).
+ *
+ * Since their jump is still in the text, every path that could write
+ * near it, or needs it gone, retires them first: registering (a new
+ * probe at or inside a retiring site), the optimizer before it writes
+ * jumps (a covering site may optimize now), text going away and the
+ * global switches start their batch with batch_begin_retired(); the
+ * optimizer's first phase and waiting for the optimizer call
+ * retire_sites() themselves.
  */
 static LIST_HEAD(retiring_sites);
 static unsigned int nr_retiring;

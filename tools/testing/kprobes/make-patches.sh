@@ -71,7 +71,10 @@ Core:
   jumps in one text_poke_queue() batch; every reason to take a jump out
   (post_handler, probe inside the region, disable, unregister, the
   debug.kprobes-optimization sysctl, text going away) goes through the
-  same single function as arming;
+  same single function as arming; the jumps of unregistered sites are
+  written back while unregister's grace period runs (up to 256) or by
+  a worker just after (more), their detours running no handler until
+  then;
 - per-probe hit counters (per CPU) and debugfs list, enabled, blacklist
   and stats;
 - slots a preempted task may still be inside are reused only after an
@@ -117,7 +120,10 @@ Linux $version with a new implementation: the same interface for the
 rest of the tree and for modules, batched text patching (one patch and
 one RCU grace period per register_kprobes()/unregister_kprobes() call),
 boosting, jump optimization with a batched optimizer, per-probe hit
-counters, and a documented probe life cycle.
+counters, and a documented probe life cycle. The first two patches make
+text_poke_queue() batches cheaper (one mapping per page and step, no
+instruction decoder for five-byte calls, jumps and NOPs); ftrace and
+jump labels gain from them too.
 
 Built and tested with the configuration in tools/testing/kprobes of the
 project tree (QEMU, 2 vCPUs): the KUnit suite in lib/test_kprobes.c and
