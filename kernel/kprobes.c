@@ -1752,6 +1752,14 @@ static unsigned long __percpu *counter_alloc(void)
 	return counter;
 }
 
+/* Is @counter one counter_alloc() handed out and not given back yet? */
+static bool counter_in_use(unsigned long __percpu *counter)
+{
+	struct counter_chunk *c = counter ? chunk_search(counter) : NULL;
+
+	return c && (c->used & BIT(counter - c->counters));
+}
+
 /* Give back a counter from counter_alloc(); see above for when. */
 static void counter_free(unsigned long __percpu *counter)
 {
@@ -1762,6 +1770,9 @@ static void counter_free(unsigned long __percpu *counter)
 		return;
 	c = chunk_search(counter);
 	if (WARN_ON_ONCE(!c))
+		return;
+	/* Given back already: a probe listed twice in one unregister call. */
+	if (!(c->used & BIT(counter - c->counters)))
 		return;
 	c->used &= ~BIT(counter - c->counters);
 	counters_free++;
@@ -2472,10 +2483,17 @@ static void unregister_locked(struct kprobe **kps, int num)
 	for (i = 0; i < num; i++) {
 		if (!kps[i])
 			continue;
-		if (!kps[i]->addr || !is_registered(kps[i], &site))
+		if (kps[i]->addr && is_registered(kps[i], &site)) {
+			if (!(kps[i]->flags & KPROBE_FLAG_UNHOOKED))
+				remove_probe(&b, kps[i], site);
+		} else if (!counter_in_use(kps[i]->nhit)) {
+			/*
+			 * Not registered, nor taken out above (listed twice,
+			 * it still has its counter): a stale flag must not
+			 * make us give back what ->nhit points at.
+			 */
 			kps[i]->flags &= ~KPROBE_FLAG_UNHOOKED;
-		else if (!(kps[i]->flags & KPROBE_FLAG_UNHOOKED))
-			remove_probe(&b, kps[i], site);	/* not listed twice */
+		}
 	}
 	batch_publish(&b);
 	unhooked_counters(kps, num, false);

@@ -1726,6 +1726,50 @@ static void test_optimized_batch(struct kunit *test)
 #endif /* CONFIG_OPTPROBES */
 
 /*
+ * A probe listed twice in one unregister_kprobes() call is taken out
+ * once and drops its counter: a member that leaves an aggregate, and
+ * the only probe of an optimized site.
+ */
+static void test_unregister_listed_twice(struct kunit *test)
+{
+	struct kprobe a, b;
+	struct kprobe *twice[] = { &a, &a };
+
+	init_probe(&a, (void *)kprobe_target, NULL, 0, count_pre, NULL);
+	init_probe(&b, (void *)kprobe_target, NULL, 0, count_pre2, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&a));
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&b));
+	unregister_kprobes(twice, ARRAY_SIZE(twice));
+	KUNIT_EXPECT_NULL(test, a.nhit);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&a), 0UL);
+	target(rand1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 1);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&b), 1UL);
+	/* It goes back in as any unregistered probe does. */
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&a));
+	target(rand1);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&a), 1UL);
+	twice[1] = &b;
+	unregister_kprobes(twice, ARRAY_SIZE(twice));
+	KUNIT_EXPECT_NULL(test, probe_at((void *)kprobe_target));
+	KUNIT_EXPECT_NULL(test, b.nhit);
+
+#ifdef CONFIG_OPTPROBES
+	init_probe(&a, kpt_opt, NULL, 0, count_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&a));
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_TRUE(test, site_optimized(kpt_opt));
+	twice[1] = &a;
+	unregister_kprobes(twice, ARRAY_SIZE(twice));
+	KUNIT_EXPECT_NULL(test, probe_at(kpt_opt));
+	KUNIT_EXPECT_NULL(test, a.nhit);
+	KUNIT_EXPECT_EQ(test, kpt_opt_10(), 16UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+#endif
+}
+
+/*
  * A jump label site is refused whichever way its key points, and a jump
  * that would cover it is never written: the copy would go stale.
  */
@@ -2162,6 +2206,7 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_recursion_missed),
 	KUNIT_CASE(test_fault_in_handler),
 	KUNIT_CASE(test_aggregate),
+	KUNIT_CASE(test_unregister_listed_twice),
 	KUNIT_CASE(test_aggregate_under_hits),
 	KUNIT_CASE(test_disable_enable),
 #ifdef CONFIG_X86_64
