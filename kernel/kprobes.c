@@ -375,7 +375,7 @@ static struct kprobe *aggr_site(struct kprobe_aggregate *agg)
 /*
  * Private flag of a user probe: it was taken out of the table in this
  * batch, and its hit counter is dropped once the batch's grace period
- * is over (unhooked_counters()). The hit path may still be counting
+ * is over (drop_counters()). The hit path may still be counting
  * until then.
  */
 #define KPROBE_FLAG_UNHOOKED	BIT(29)
@@ -1752,12 +1752,18 @@ static unsigned long __percpu *counter_alloc(void)
 	return counter;
 }
 
+/* @counter's bit in @c->used; @c holds it. */
+static unsigned long chunk_bit(struct counter_chunk *c, unsigned long __percpu *counter)
+{
+	return BIT(counter - c->counters);
+}
+
 /* Is @counter one counter_alloc() handed out and not given back yet? */
 static bool counter_in_use(unsigned long __percpu *counter)
 {
 	struct counter_chunk *c = counter ? chunk_search(counter) : NULL;
 
-	return c && (c->used & BIT(counter - c->counters));
+	return c && (c->used & chunk_bit(c, counter));
 }
 
 /* Give back a counter from counter_alloc(); see above for when. */
@@ -1772,9 +1778,9 @@ static void counter_free(unsigned long __percpu *counter)
 	if (WARN_ON_ONCE(!c))
 		return;
 	/* Given back already: a probe listed twice in one unregister call. */
-	if (!(c->used & BIT(counter - c->counters)))
+	if (!(c->used & chunk_bit(c, counter)))
 		return;
-	c->used &= ~BIT(counter - c->counters);
+	c->used &= ~chunk_bit(c, counter);
 	counters_free++;
 	counter_cursor = c;
 	if (!c->used)
@@ -2136,21 +2142,26 @@ out:
 }
 
 /*
- * Give back the hit counters of those of @kps that the batch took out of
- * the table, between batch_publish() and batch_release(), then (@forget)
- * after the grace period, when no CPU reads them any more, drop them.
+ * The hit counters of those of @kps that the batch took out of the table:
+ * given back between batch_publish() and batch_release(), dropped from
+ * the probes after the grace period, when no CPU reads them any more.
  */
-static void unhooked_counters(struct kprobe **kps, int num, bool forget)
+static void give_back_counters(struct kprobe **kps, int num)
+{
+	int i;
+
+	for (i = 0; i < num; i++)
+		if (kps[i] && (kps[i]->flags & KPROBE_FLAG_UNHOOKED))
+			counter_free(kps[i]->nhit);
+}
+
+static void drop_counters(struct kprobe **kps, int num)
 {
 	int i;
 
 	for (i = 0; i < num; i++) {
 		if (!kps[i] || !(kps[i]->flags & KPROBE_FLAG_UNHOOKED))
 			continue;
-		if (!forget) {
-			counter_free(kps[i]->nhit);
-			continue;
-		}
 		kps[i]->nhit = NULL;
 		kps[i]->flags &= ~KPROBE_FLAG_UNHOOKED;
 	}
@@ -2449,8 +2460,8 @@ int register_kprobes(struct kprobe **kps, int num)
 	}
 	err = batch_finish(&b);
 	if (ret) {
-		unhooked_counters(&kps[i], 1, false);
-		unhooked_counters(&kps[i], 1, true);
+		give_back_counters(&kps[i], 1);
+		drop_counters(&kps[i], 1);
 	}
 	/* Roll back the ones this call added: kps[0] .. kps[i - 1]. */
 	if (ret || err)
@@ -2496,11 +2507,11 @@ static void unregister_locked(struct kprobe **kps, int num)
 		}
 	}
 	batch_publish(&b);
-	unhooked_counters(kps, num, false);
+	give_back_counters(kps, num);
 	if (nr_retiring <= RETIRE_WHILE_UNREGISTERING)
 		retire_sites();
 	batch_release(&b);
-	unhooked_counters(kps, num, true);
+	drop_counters(kps, num);
 	if (!list_empty(&retiring_sites))
 		queue_retire_work();
 }
