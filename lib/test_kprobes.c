@@ -1568,11 +1568,11 @@ static void test_optimized(struct kunit *test)
 }
 
 /*
- * Unregistering an optimized probe returns before its jump is taken out:
- * the probe leaves the table at once and its handler no longer runs, a
- * probe registered meanwhile at the same address or inside the region
- * finds the text as it was, and after wait_for_kprobe_optimizer() the
- * text is the original.
+ * Unregistering an optimized probe: the probe leaves the table at once
+ * and its handler no longer runs; for one site the text is written back
+ * before unregister returns; a probe registered at once at the same
+ * address or inside the region works, and after
+ * wait_for_kprobe_optimizer() the text is the original.
  */
 static void test_optimized_retire(struct kunit *test)
 {
