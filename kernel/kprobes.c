@@ -45,7 +45,7 @@
  *
  *   armed --queued--> QUEUED --optimizer claims it--> QUEUED + OPT_READY
  *     --grace period, jump written--> OPTIMIZED
- *   any of these --site_wants_optimized() turns false--> armed (or
+ *   any of these --site_check_optimizable() turns false--> armed (or
  *     disarmed), jump taken out in the caller's batch
  *   OPTIMIZED --its last probe unregistered--> retiring --retire_sites()-->
  *     jump taken out, site freed
@@ -56,9 +56,11 @@
  * must not meet it writes the text back (see retiring_sites); it is
  * freed after an RCU-tasks grace period (see retired_sites).
  *
- * site_wants_optimized() is site_wants_armed() plus: the sysctl is 1,
+ * site_check_optimizable() is site_wants_armed() plus: the sysctl is 1,
  * the site has a detour, no post_handler, and no other probe inside the
- * region the jump covers. site_sync_armed() calls site_sync_optimized(),
+ * region the jump covers; a site kept back only by such a probe is
+ * marked OPT_BLOCKED, and requeued when a probe near it goes
+ * (requeue_covering_sites()). site_sync_armed() calls site_sync_optimized(),
  * so the same single place queues, dequeues and unoptimizes; only the
  * optimizer (kprobe_optimizer()) writes jumps. OPT_READY tells the arch
  * that breakpoint hits must continue in the detour's copy of the region,
@@ -393,7 +395,7 @@ static struct kprobe *aggr_site(struct kprobe_aggregate *agg)
  * member_set_counted(), under kprobe_mutex; cleared without folding the
  * count when the probe is unregistered, since its count goes with it.
  */
-/* (BIT(28) is the optimizer's KPROBE_FLAG_OPT_QUEUED, a site flag.) */
+/* (BITs 28 and 25 are the optimizer's OPT_QUEUED and OPT_BLOCKED, site flags.) */
 #define KPROBE_FLAG_NO_PRE		BIT(27)
 #define KPROBE_FLAG_SITE_COUNTED	BIT(26)
 #define KPROBE_MEMBER_SKIP	(KPROBE_FLAG_DISABLED | KPROBE_FLAG_GONE | KPROBE_FLAG_NO_PRE)
@@ -1324,6 +1326,16 @@ static void batch_apply_text(struct kprobe_batch *b)
  */
 #define KPROBE_FLAG_OPT_QUEUED	BIT(28)
 
+/*
+ * Private site flag: armed and optimizable but for a probe inside its
+ * region. requeue_covering_sites() looks for such sites when a probe
+ * goes, and only while there are any (nr_blocked_sites), so that
+ * removing thousands of probes costs no region lookups when none waits.
+ * Both under kprobe_mutex; set and cleared by site_check_optimizable().
+ */
+#define KPROBE_FLAG_OPT_BLOCKED	BIT(25)
+static unsigned int nr_blocked_sites;
+
 /* debug.kprobes-optimization. Under kprobe_mutex. */
 static int kprobes_optimization = 1;
 
@@ -1358,16 +1370,31 @@ static bool region_has_probe(struct kprobe *site)
 	return false;
 }
 
-/*
- * May the site be reached by a jump instead of a trap? A post_handler
- * needs the trap after the probed instruction, and a probe inside the
- * region needs its own breakpoint.
- */
-static bool site_wants_optimized(struct kprobe *site)
+static void site_set_blocked(struct kprobe *site, bool blocked)
 {
-	return kprobes_optimization && site_wants_armed(site) &&
-	       site_has_detour(site) && !site->post_handler &&
-	       !region_has_probe(site);
+	if (!!(site->flags & KPROBE_FLAG_OPT_BLOCKED) == blocked)
+		return;
+	WRITE_ONCE(site->flags, site->flags ^ KPROBE_FLAG_OPT_BLOCKED);
+	if (blocked)
+		nr_blocked_sites++;
+	else
+		nr_blocked_sites--;
+}
+
+/*
+ * May the site, @armed or about to be, be reached by a jump instead of
+ * a trap? A post_handler needs the trap after the probed instruction,
+ * and a probe inside the region needs its own breakpoint; when that is
+ * the only reason, the site is marked OPT_BLOCKED.
+ */
+static bool site_check_optimizable(struct kprobe *site, bool armed)
+{
+	bool may = armed && kprobes_optimization && site_wants_armed(site) &&
+		   site_has_detour(site) && !site->post_handler;
+	bool blocked = may && region_has_probe(site);
+
+	site_set_blocked(site, blocked);
+	return may && !blocked;
 }
 
 /* Give an aggregate site a detour buffer, if the arch can reach it by a jump. */
@@ -1378,6 +1405,7 @@ static bool site_prepare_detour(struct kprobe *site, struct kprobe *p)
 
 static void site_remove_detour(struct kprobe *site)
 {
+	site_set_blocked(site, false);
 	arch_remove_optimized_kprobe(to_op(site));
 }
 
@@ -1391,7 +1419,7 @@ static void optimizer_queue(struct kprobe *site)
 }
 
 /*
- * Bring the site's optimization in line with site_wants_optimized(),
+ * Bring the site's optimization in line with site_check_optimizable(),
  * given whether the site is to stay armed: queue it for the optimizer,
  * or take it off the queue and take its jump out. The jump is replaced
  * by the int3 when the site stays armed, by the original bytes when not
@@ -1402,7 +1430,7 @@ static void site_sync_optimized(struct kprobe_batch *b, struct kprobe *site,
 {
 	if (!kprobe_is_aggr(site))
 		return;
-	if (armed && site_wants_optimized(site)) {
+	if (site_check_optimizable(site, armed)) {
 		optimizer_queue(site);
 		return;
 	}
@@ -1448,10 +1476,11 @@ static void requeue_covering_sites(kprobe_opcode_t *addr)
 	struct kprobe *site;
 	int k;
 
-	for (k = 1; k < MAX_OPTIMIZED_LENGTH; k++) {
+	for (k = 1; k < MAX_OPTIMIZED_LENGTH && nr_blocked_sites; k++) {
 		site = get_kprobe(addr - k);
-		if (site && site_has_detour(site) && site_is_armed(site) &&
-		    site_wants_optimized(site))
+		if (site && kprobe_is_aggr(site) &&
+		    (site->flags & KPROBE_FLAG_OPT_BLOCKED) &&
+		    site_check_optimizable(site, site_is_armed(site)))
 			optimizer_queue(site);
 	}
 }
@@ -3235,7 +3264,7 @@ static void kprobe_optimizer(struct work_struct *work)
 	retire_sites();
 	list_splice_init(&optimizing_list, &claimed);
 	list_for_each_entry_safe(op, next, &claimed, list) {
-		if (site_wants_optimized(&op->kp) && site_is_armed(&op->kp)) {
+		if (site_check_optimizable(&op->kp, site_is_armed(&op->kp))) {
 			WRITE_ONCE(op->kp.flags, op->kp.flags | KPROBE_FLAG_OPT_READY);
 			continue;
 		}
@@ -3255,7 +3284,7 @@ static void kprobe_optimizer(struct work_struct *work)
 	list_for_each_entry_safe(op, next, &claimed, list) {
 		list_del_init(&op->list);
 		op->kp.flags &= ~KPROBE_FLAG_OPT_QUEUED;
-		if (site_wants_optimized(&op->kp) && site_is_armed(&op->kp) &&
+		if (site_check_optimizable(&op->kp, site_is_armed(&op->kp)) &&
 		    (op->kp.flags & KPROBE_FLAG_OPT_READY)) {
 			arch_kprobe_queue_optimize(op);
 			op->kp.flags |= KPROBE_FLAG_OPTIMIZED;

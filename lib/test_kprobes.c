@@ -1552,6 +1552,16 @@ static void test_optimized(struct kunit *test)
 	wait_for_kprobe_optimizer();
 	KUNIT_EXPECT_TRUE(test, site_optimized(kpt_opt));
 
+	/* The probe inside goes while the site is disabled: enabling optimizes. */
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&inner));
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_FALSE(test, site_optimized(kpt_opt));
+	KUNIT_EXPECT_EQ(test, 0, disable_kprobe(&kp));
+	unregister_kprobe(&inner);
+	KUNIT_EXPECT_EQ(test, 0, enable_kprobe(&kp));
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_TRUE(test, site_optimized(kpt_opt));
+
 	/* Disabled: no jump, no trap, no handler. */
 	KUNIT_EXPECT_EQ(test, 0, disable_kprobe(&kp));
 	KUNIT_EXPECT_FALSE(test, site_optimized(kpt_opt));
