@@ -47,14 +47,14 @@
  *     --grace period, jump written--> OPTIMIZED
  *   any of these --site_check_optimizable() turns false--> armed (or
  *     disarmed), jump taken out in the caller's batch
- *   OPTIMIZED --its last probe unregistered--> retiring --retire_sites()-->
- *     jump taken out, site freed
+ *   OPTIMIZED --its last probe unregistered--> retiring
+ *     --retire_some_sites()--> jump taken out, site freed
  *
  * A retiring site has no members, so its detour runs no handler; it is
  * out of the table, but its jump stays until unregistering (while its
- * grace period runs, for a few sites), retire_work or the next path that
- * must not meet it writes the text back (see retiring_sites); it is
- * freed after an RCU-tasks grace period (see retired_sites).
+ * grace period lasts), retire_work or the next path that must not meet
+ * it writes the text back (see retiring_sites); it is freed after an
+ * RCU-tasks grace period (see retired_sites).
  *
  * site_check_optimizable() is site_wants_armed() plus: the sysctl is 1,
  * the site has a detour, no post_handler, and no other probe inside the
@@ -2202,11 +2202,9 @@ static void drop_counters(struct kprobe **kps, int num)
  * have no members. Linked by kprobe_aggregate::dying, under kprobe_mutex.
  *
  * They leave the table at once, as an unregistered site does.
- * retire_sites() writes their text back, in one batch: unregistering
- * calls it while its grace period runs when there are few, up to
- * RETIRE_WHILE_UNREGISTERING; otherwise it returns with the jumps still
- * in (so do the tree's kprobes) and retire_work does it. retire_work
- * then frees them (see retired_sites).
+ * Unregistering writes back their text, RETIRE_CHUNK sites at a time,
+ * while its grace period runs (retire_while_waiting()); retire_work
+ * writes back the rest, then frees them (see retired_sites).
  *
  * Since their jump is still in the text, every path that could write
  * near it, or needs it gone, retires them first: registering (a new
@@ -2220,14 +2218,11 @@ static LIST_HEAD(retiring_sites);
 static unsigned int nr_retiring;
 
 /*
- * Unregistering writes back the text of up to this many retiring sites
- * itself, while its grace period runs: about one text_poke batch
- * (TP_VEC_MAX with 4 KiB pages), three text syncs and a few hundred
- * small writes, a small part of a grace period. More are left to
- * retire_work, so that unregistering stays one grace period long
- * whatever the number of probes.
+ * Retiring sites written back per batch: one text_poke batch (TP_VEC_MAX
+ * with 4 KiB pages), three text syncs and a few hundred small writes,
+ * a small part of a grace period.
  */
-#define RETIRE_WHILE_UNREGISTERING	256
+#define RETIRE_CHUNK	256
 
 /* Take a site out of the table and the index, if it is still in them. */
 static void site_unhash(struct kprobe *site)
@@ -2294,6 +2289,11 @@ static void batch_start_grace_period(struct kprobe_batch *b)
 	init_completion(&b->grace.completion);
 	call_rcu_hurry(&b->grace.head, wakeme_after_rcu);
 	b->grace_started = true;
+}
+
+static bool batch_grace_period_over(struct kprobe_batch *b)
+{
+	return !b->grace_started || completion_done(&b->grace.completion);
 }
 
 static void batch_wait_grace_period(struct kprobe_batch *b)
@@ -2392,24 +2392,41 @@ static void queue_retire_work(void)
  */
 static LIST_HEAD(retired_sites);
 
-/* Write back the retiring sites' text; kprobe_mutex held. */
-static void retire_sites(void)
+/* Write back the text of the first @max retiring sites; kprobe_mutex held. */
+static void retire_some_sites(unsigned int max)
 {
 	struct kprobe_aggregate *agg;
 	struct kprobe_batch b;
+	unsigned int nr = 0;
+	LIST_HEAD(chunk);
 
 	lockdep_assert_held(&kprobe_mutex);
-	if (list_empty(&retiring_sites))
+	if (!nr_retiring)
 		return;
+	if (nr_retiring <= max) {
+		list_splice_init(&retiring_sites, &chunk);
+		nr = nr_retiring;
+	} else {
+		list_for_each_entry(agg, &retiring_sites, dying)
+			if (++nr == max)
+				break;
+		list_cut_position(&chunk, &retiring_sites, &agg->dying);
+	}
+	nr_retiring -= nr;
+
 	batch_begin(&b);
-	list_for_each_entry(agg, &retiring_sites, dying)
+	list_for_each_entry(agg, &chunk, dying)
 		site_sync_armed(&b, aggr_site(agg));
 	batch_finish(&b);
-	list_for_each_entry(agg, &retiring_sites, dying)
+	list_for_each_entry(agg, &chunk, dying)
 		requeue_covering_sites(aggr_site(agg)->addr);
-	list_splice_tail_init(&retiring_sites, &retired_sites);
-	nr_retiring = 0;
+	list_splice_tail(&chunk, &retired_sites);
 	queue_retire_work();
+}
+
+static void retire_sites(void)
+{
+	retire_some_sites(UINT_MAX);
 }
 
 static void retire_work_fn(struct work_struct *work)
@@ -2513,6 +2530,19 @@ int register_kprobe(struct kprobe *p)
 EXPORT_SYMBOL_GPL(register_kprobe);
 
 /* Unregister those of @kps that are registered; kprobe_mutex held. */
+/*
+ * While @b's grace period runs, write back retiring sites' text: a
+ * chunk at a time, at least one, until the grace period is over, so
+ * that unregistering takes hardly longer than it would anyway. The
+ * rest is retire_work's, which retire_some_sites() queued.
+ */
+static void retire_while_waiting(struct kprobe_batch *b)
+{
+	do
+		retire_some_sites(RETIRE_CHUNK);
+	while (nr_retiring && !batch_grace_period_over(b));
+}
+
 static void unregister_locked(struct kprobe **kps, int num)
 {
 	struct kprobe_batch b;
@@ -2537,12 +2567,9 @@ static void unregister_locked(struct kprobe **kps, int num)
 	}
 	batch_publish(&b);
 	give_back_counters(kps, num);
-	if (nr_retiring <= RETIRE_WHILE_UNREGISTERING)
-		retire_sites();
+	retire_while_waiting(&b);
 	batch_release(&b);
 	drop_counters(kps, num);
-	if (!list_empty(&retiring_sites))
-		queue_retire_work();
 }
 
 /**

@@ -153,9 +153,10 @@ void kpt_unsupported(void);		/* int3 at +0, ud2 at +1 */
 unsigned long kpt_opt(unsigned long x);	/* x + 6; optimizable at +0, covers +3 */
 unsigned long kpt_inc(unsigned long x);	/* x + 1; add at +3 boostable, not optimizable */
 /*
- * OPT_BATCH five-byte adds from +2; returns OPT_MANY_SUM. More than
- * unregistering retires itself (RETIRE_WHILE_UNREGISTERING, 256), so
- * that a batch of them leaves the rest to retire_work.
+ * OPT_BATCH five-byte adds from +2; returns OPT_MANY_SUM. More than the
+ * one chunk (RETIRE_CHUNK, 256) unregistering surely retires itself:
+ * built in, while the kernel boots, the rest is retire_work's; later,
+ * unregistering goes on while its grace period lasts.
  */
 unsigned long kpt_opt_many(void);
 #define OPT_BATCH 320

@@ -72,9 +72,9 @@ Core:
   (post_handler, probe inside the region, disable, unregister, the
   debug.kprobes-optimization sysctl, text going away) goes through the
   same single function as arming; the jumps of unregistered sites are
-  written back while unregister's grace period runs (up to 256) or by
-  a worker just after (more), their detours running no handler until
-  then;
+  written back while unregister's grace period runs (256 at a time,
+  for as long as it lasts) and by a worker just after, their detours
+  running no handler until then;
 - per-probe hit counters (per CPU) and debugfs list, enabled, blacklist
   and stats;
 - slots a preempted task may still be inside are reused only after an
