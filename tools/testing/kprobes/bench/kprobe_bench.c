@@ -140,20 +140,25 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* Median cost of a call of @fn, in instructions (see the top comment). */
-static u64 call_cost(unsigned long (*fn)(unsigned long))
+static u64 call_cost_of(unsigned long (*fn)(unsigned long), int reps)
 {
 	unsigned long (*volatile call)(unsigned long) = fn;
 	u64 t0, t1;
 	int i;
 
-	for (i = 0; i < REPS; i++) {
+	for (i = 0; i < reps; i++) {
 		t0 = rdtsc_ordered();
 		call(i);
 		t1 = rdtsc_ordered();
 		samples[i] = t1 - t0;
 	}
-	sort(samples, REPS, sizeof(u64), cmp_u64, NULL);
-	return div_u64(samples[REPS / 2] * 1000000ULL, tsc_khz);
+	sort(samples, reps, sizeof(u64), cmp_u64, NULL);
+	return div_u64(samples[reps / 2] * 1000000ULL, tsc_khz);
+}
+
+static u64 call_cost(unsigned long (*fn)(unsigned long))
+{
+	return call_cost_of(fn, REPS);
 }
 
 static int nop_pre(struct kprobe *p, struct pt_regs *regs)
@@ -178,16 +183,24 @@ static int stamp_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 
 /*
  * Wait (up to 20 s) until a hit on @fn costs at most @limit instructions.
- * Polls about every half millisecond (a poll is itself 1001 calls and a
- * sort), sleeping in between so that workers queued on this CPU run: a
- * coarser sleep would round every time measured with it up to a jiffy.
+ * Polls about every 150 microseconds, sleeping in between so that workers
+ * queued on this CPU run (a coarser sleep would round every time measured
+ * with it up to a jiffy). A poll is the median of POLL_REPS calls, which
+ * tells a probed call from an unprobed one as well as REPS calls do
+ * (each call's cost is exact here) and keeps this CPU mostly idle: a
+ * busy vCPU takes a text sync's IPI only when QEMU switches to it, so a
+ * poller that kept its CPU busy would make a kprobes that rewrites text
+ * from a worker meanwhile pay for the polling, where on hardware the IPI
+ * interrupts it at once.
  */
+#define POLL_REPS	21
+
 static bool wait_cheaper(unsigned long (*fn)(unsigned long), u64 base, u64 limit)
 {
 	int i;
 
 	for (i = 0; i < 100000; i++) {
-		if (call_cost(fn) <= base + limit)
+		if (call_cost_of(fn, POLL_REPS) <= base + limit)
 			return true;
 		usleep_range(100, 200);
 	}
