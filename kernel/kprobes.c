@@ -2529,7 +2529,6 @@ int register_kprobe(struct kprobe *p)
 }
 EXPORT_SYMBOL_GPL(register_kprobe);
 
-/* Unregister those of @kps that are registered; kprobe_mutex held. */
 /*
  * While @b's grace period runs, write back retiring sites' text: a
  * chunk at a time, at least one, until the grace period is over, so
@@ -2543,6 +2542,7 @@ static void retire_while_waiting(struct kprobe_batch *b)
 	while (nr_retiring && !batch_grace_period_over(b));
 }
 
+/* Unregister those of @kps that are registered; kprobe_mutex held. */
 static void unregister_locked(struct kprobe **kps, int num)
 {
 	struct kprobe_batch b;
