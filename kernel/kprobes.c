@@ -2392,7 +2392,10 @@ static void queue_retire_work(void)
  */
 static LIST_HEAD(retired_sites);
 
-/* Write back the text of the first @max retiring sites; kprobe_mutex held. */
+/*
+ * Write back the text of the first @max retiring sites and move them to
+ * retired_sites; the caller sees that retire_work runs. kprobe_mutex held.
+ */
 static void retire_some_sites(unsigned int max)
 {
 	struct kprobe_aggregate *agg;
@@ -2421,12 +2424,14 @@ static void retire_some_sites(unsigned int max)
 	list_for_each_entry(agg, &chunk, dying)
 		requeue_covering_sites(aggr_site(agg)->addr);
 	list_splice_tail(&chunk, &retired_sites);
-	queue_retire_work();
 }
 
+/* Retire every retiring site; retire_work frees them. kprobe_mutex held. */
 static void retire_sites(void)
 {
 	retire_some_sites(UINT_MAX);
+	if (!list_empty(&retired_sites))
+		queue_retire_work();
 }
 
 static void retire_work_fn(struct work_struct *work)
@@ -2435,7 +2440,7 @@ static void retire_work_fn(struct work_struct *work)
 	LIST_HEAD(done);
 
 	mutex_lock(&kprobe_mutex);
-	retire_sites();
+	retire_some_sites(UINT_MAX);
 	list_splice_init(&retired_sites, &done);
 	mutex_unlock(&kprobe_mutex);
 	if (list_empty(&done))
@@ -2533,13 +2538,15 @@ EXPORT_SYMBOL_GPL(register_kprobe);
  * While @b's grace period runs, write back retiring sites' text: a
  * chunk at a time, at least one, until the grace period is over, so
  * that unregistering takes hardly longer than it would anyway. The
- * rest is retire_work's, which retire_some_sites() queued.
+ * rest is retire_work's, as is freeing them.
  */
 static void retire_while_waiting(struct kprobe_batch *b)
 {
 	do
 		retire_some_sites(RETIRE_CHUNK);
 	while (nr_retiring && !batch_grace_period_over(b));
+	if (!list_empty(&retired_sites))
+		queue_retire_work();
 }
 
 /* Unregister those of @kps that are registered; kprobe_mutex held. */
