@@ -1729,6 +1729,8 @@ static void test_optimized_batch(struct kunit *test)
 	t4 = ktime_get_ns();
 	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_opt_many, 1, OPT_MANY_SUM, test), 0UL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), OPT_BATCH);
+	/* Unregistering wrote back at least the first chunk (256) itself. */
+	KUNIT_EXPECT_EQ(test, memcmp(kpt_opt_many, orig, 2 + 5 * 256), 0);
 	wait_for_kprobe_optimizer();
 	KUNIT_EXPECT_EQ(test, memcmp(kpt_opt_many, orig, len), 0);
 	kunit_info(test, "%d probes: registered in %llu us, optimized %llu us later, unregistered in %llu us\n",
