@@ -1510,7 +1510,7 @@ static void requeue_covering_sites(kprobe_opcode_t *addr)
 
 /*
  * Bring a site's armed state in line with site_wants_armed(), and its
- * optimization with site_wants_optimized(). Breakpoint writes are queued
+ * optimization with site_check_optimizable(). Breakpoint writes are queued
  * in the arch (the caller holds text_mutex and calls batch_apply_text());
  * ftrace sites are collected for batch_publish().
  */
@@ -2375,15 +2375,6 @@ static void retire_work_fn(struct work_struct *work);
 static DECLARE_WORK(retire_work, retire_work_fn);
 
 /*
- * Unbound: it may write thousands of sites' text, and should not wait
- * for the CPU that queued it, where the caller of unregister goes on.
- */
-static void queue_retire_work(void)
-{
-	queue_work(system_unbound_wq, &retire_work);
-}
-
-/*
  * Retired sites: their text is written back, and retire_work frees them
  * once no task can be in their detour. A task may have been preempted
  * in the detour before it called the arch's handler, which reads the
@@ -2391,6 +2382,18 @@ static void queue_retire_work(void)
  * does. Under kprobe_mutex.
  */
 static LIST_HEAD(retired_sites);
+
+/*
+ * Have retire_work free the retired sites, and write back what is still
+ * retiring. Unbound: it may write thousands of sites' text, and should
+ * not wait for the CPU that queued it, where the caller of unregister
+ * goes on.
+ */
+static void queue_retire_work(void)
+{
+	if (!list_empty(&retired_sites))
+		queue_work(system_unbound_wq, &retire_work);
+}
 
 /*
  * Write back the text of the first @max retiring sites and move them to
@@ -2430,8 +2433,7 @@ static void retire_some_sites(unsigned int max)
 static void retire_sites(void)
 {
 	retire_some_sites(UINT_MAX);
-	if (!list_empty(&retired_sites))
-		queue_retire_work();
+	queue_retire_work();
 }
 
 static void retire_work_fn(struct work_struct *work)
@@ -2545,8 +2547,7 @@ static void retire_while_waiting(struct kprobe_batch *b)
 	do
 		retire_some_sites(RETIRE_CHUNK);
 	while (nr_retiring && !batch_grace_period_over(b));
-	if (!list_empty(&retired_sites))
-		queue_retire_work();
+	queue_retire_work();
 }
 
 /* Unregister those of @kps that are registered; kprobe_mutex held. */
