@@ -21,13 +21,17 @@ OBJ := $(BUILD)/obj
 T := $(REPO)/tools/testing/kprobes
 JOBS ?= $(shell echo $$(( $$(nproc) + 1 )))
 
-export CCACHE_DIR ?= $(BUILD)/ccache
+# ccache lives outside the clone, so that a fresh clone (CI) starts warm.
+export CCACHE_DIR ?= $(HOME)/.cache/kprobes-ccache
 export CCACHE_BASEDIR := $(BUILD)
-export CCACHE_MAXSIZE ?= 4G
+export CCACHE_MAXSIZE ?= 8G
 export CCACHE_SLOPPINESS := time_macros
 
 KMAKE = $(MAKE) -s -C $(SRC) O=$(OBJ) CC="ccache gcc" -j$(JOBS)
-FRAGMENTS ?= $(T)/kprobes.config
+# The main configuration: distribution-like (IBT, return thunks, call depth
+# tracking, PREEMPT_DYNAMIC, KASLR, livepatch) with KASAN, kmemleak, lockdep.
+FRAGMENTS ?= $(T)/kprobes.config $(T)/debug.config
+MAIN_APPEND := preempt=full
 
 .PHONY: all deps tree kernel initramfs test demo shell patches check clean distclean \
 	test-alt test-main alt-kernel bench
@@ -59,13 +63,13 @@ initramfs: kernel
 # Both configurations, one summary.
 test: initramfs alt-kernel
 	@echo "  QEMU    main config, console in .build/console-test.log"
-	@$(T)/run-guest.sh test $(BUILD)/console-test.log 1500
+	@KPTEST_APPEND="$(MAIN_APPEND)" $(T)/run-guest.sh test $(BUILD)/console-test.log 1500
 	@echo "  QEMU    alt config, console in .build/console-alt.log"
 	@$(ALT_RUN)
 	@python3 $(T)/ktap-summary.py $(BUILD)/console-test.log:main $(BUILD)/console-alt.log:alt
 
 test-main: initramfs
-	@$(T)/run-guest.sh test $(BUILD)/console-test.log 1500
+	@KPTEST_APPEND="$(MAIN_APPEND)" $(T)/run-guest.sh test $(BUILD)/console-test.log 1500
 	@python3 $(T)/ktap-summary.py $(BUILD)/console-test.log:main
 
 ALT_RUN = KERNEL=$(OBJ_ALT)/arch/x86/boot/bzImage INITRD=$(BUILD)/initramfs-bare.cpio.gz \
@@ -82,13 +86,13 @@ test-alt: alt-kernel
 	@python3 $(T)/ktap-summary.py $(BUILD)/console-alt.log:alt
 
 demo: initramfs
-	@$(T)/run-guest.sh demo $(BUILD)/console-demo.log 600
+	@KPTEST_APPEND="$(MAIN_APPEND)" $(T)/run-guest.sh demo $(BUILD)/console-demo.log 600
 	@sed -n '/^### /,/KPROBES-GUEST-DONE/p' $(BUILD)/console-demo.log | tr -d '\r' | \
 		grep -v 'KPROBES-GUEST-DONE'
 	@grep -q KPROBES-GUEST-DONE $(BUILD)/console-demo.log
 
 shell: initramfs
-	@$(T)/run-guest.sh shell $(BUILD)/console-shell.log
+	@KPTEST_APPEND="$(MAIN_APPEND)" $(T)/run-guest.sh shell $(BUILD)/console-shell.log
 
 # Two more kernels (ours and the untouched tree, same fragments plus
 # bench.config), each booted once with -icount shift=0.

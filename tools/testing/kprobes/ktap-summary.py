@@ -17,7 +17,8 @@ BAD = re.compile(r'(Oops|BUG:|WARNING:|kernel BUG|general protection fault|'
                  r'Kernel panic|possible recursive locking|possible circular '
                  r'locking|inconsistent lock state|suspicious RCU usage|'
                  r'INFO: task .* blocked|rcu_sched self-detected stall|'
-                 r'rcu: INFO|UBSAN:|Call Trace:|DEBUG_LOCKS_WARN_ON|soft lockup|hard LOCKUP)')
+                 r'rcu: INFO|UBSAN:|Call Trace:|DEBUG_LOCKS_WARN_ON|soft lockup|hard LOCKUP|'
+                 r'W\+X mappings: FAILED|KASAN:|suspected memory leak)')
 DONE = 'KPROBES-GUEST-DONE'
 
 

@@ -10,7 +10,9 @@ root=$repo/.build/initramfs
 t=$repo/tools/testing/kprobes
 mods=("$obj/lib/test_kprobes.ko" "$obj/samples/kprobes/kprobe_example.ko"
       "$obj/samples/kprobes/kretprobe_example.ko" "$t/modules/kprobe_target.ko"
-      "$repo/.build/upstream-kunit/test_kprobes_upstream.ko")
+      "$t/modules/kprobe_twin_a.ko" "$t/modules/kprobe_twin_b.ko"
+      "$repo/.build/upstream-kunit/test_kprobes_upstream.ko"
+      "$obj/samples/livepatch/livepatch-sample.ko")
 # --bare: busybox and the scripts only, for kernels without modules.
 # --bench ours|upstream: the scripts and make bench's module for that kernel.
 mode=${1:-}
@@ -26,14 +28,16 @@ case $mode in
 	mods=("$repo/.build/bench-mod-$2/kprobe_bench.ko")
 	;;
 esac
-prog=$repo/.build/kprobe_pmu
 progs=()
 if [ -z "$mode" ]; then
-	if [ ! -x "$prog" ] || [ "$t/guest-progs/kprobe_pmu.c" -nt "$prog" ]; then
-		echo "  CC      .build/kprobe_pmu (static, for the guest)"
-		gcc -static -O2 -Wall -o "$prog" "$t/guest-progs/kprobe_pmu.c"
-	fi
-	progs=("$prog")
+	for name in kprobe_pmu textpoke; do
+		prog=$repo/.build/$name
+		if [ ! -x "$prog" ] || [ "$t/guest-progs/$name.c" -nt "$prog" ]; then
+			echo "  CC      .build/$name (static, for the guest)"
+			gcc -static -O2 -Wall -o "$prog" "$t/guest-progs/$name.c"
+		fi
+		progs+=("$prog")
+	done
 fi
 inputs=("${mods[@]}" "$t"/guest/* "${progs[@]}" /bin/busybox "$0")
 if [ -f "$out" ]; then

@@ -94,8 +94,18 @@ x86-64:
   saves a pt_regs, calls the handlers (a redirecting pre_handler leaves
   through iret), runs the relocated region and jumps back; regions are
   checked for jumps into them, exception-table entries, ENDBR and
-  patched text;
-- probes at ftrace sites are served by an ftrace_ops callback.
+  patched text; handlers run with EFLAGS.AC clear (SMAP), a site that
+  ever had a jump is freed after an RCU-tasks grace period;
+- every text change (int3, slot, detour, jump) is told to perf as a
+  PERF_RECORD_TEXT_POKE;
+- probes at ftrace sites are served by two ftrace_ops: sites with a
+  post_handler in one with FTRACE_OPS_FL_IPMODIFY, the others in one
+  without, so that kprobe events, perf and BPF probes at a function's
+  entry live beside a livepatch of it, as in the tree.
+
+The blacklist covers the pieces a compiler splits off a blacklisted
+function (foo.cold, foo.isra.0, ...), and __pfx_/__cfi_ preambles are
+refused; refusals return the tree's error codes.
 
 get_kprobe(), within_kprobe_blacklist() and current_kprobe are now
 exported (GPL) so that modules, the KUnit suite among them, can use them

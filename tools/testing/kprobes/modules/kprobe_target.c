@@ -11,6 +11,7 @@
 #include <linux/module.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
+#include <asm/ibt.h>
 #include <asm/nospec-branch.h>
 
 static unsigned int hits;
@@ -51,6 +52,7 @@ asm(".pushsection .text\n"
     ".globl kprobe_target_opt\n"
     ".type kprobe_target_opt, @function\n"
     "kprobe_target_opt:\n"
+    ASM_ENDBR		/* called through a pointer */
     "	movq %rdi, %rax\n"
     "	addq $5, %rax\n"
     "	addq $1, %rax\n"
