@@ -54,7 +54,10 @@
  * out of the table, but its jump stays until unregistering (while its
  * grace period lasts), retire_work or the next path that must not meet
  * it writes the text back (see retiring_sites); it is freed after an
- * RCU-tasks grace period (see retired_sites).
+ * RCU-tasks grace period (see retired_sites). So is every site whose
+ * jump was ever written, however it lost it before its last probe went
+ * (KPROBE_FLAG_JUMPED): a task may still be on its way through the
+ * detour to the handler call, which reads the site.
  *
  * site_check_optimizable() is site_wants_armed() plus: the sysctl is 1,
  * the site has a detour, no post_handler, and no other probe inside the
@@ -110,6 +113,7 @@
 #include <linux/bug.h>
 #include <linux/uaccess.h>
 #include <linux/rcupdate_wait.h>
+#include <linux/sort.h>
 
 #include <asm/sections.h>
 
@@ -299,8 +303,14 @@ static void index_replace(struct kprobe *old, struct kprobe *site)
 	struct kprobe_index_entry *e = index_find(index_locked(), (unsigned long)old->addr,
 						  false);
 
-	if (!WARN_ON_ONCE(e->addr != (unsigned long)old->addr))
-		WRITE_ONCE(e->site, site);
+	if (WARN_ON_ONCE(e->addr != (unsigned long)old->addr))
+		return;
+	/*
+	 * Release: a reader that finds the new site through this pointer
+	 * sees it initialized (the read is ordered by its dependency on
+	 * the pointer).
+	 */
+	smp_store_release(&e->site, site);
 }
 
 static void index_remove(struct kprobe *site)
@@ -371,8 +381,10 @@ static struct kprobe *aggr_site(struct kprobe_aggregate *agg)
  * armed; the site is leaving the table in this batch.
  */
 #define KPROBE_FLAG_ARMED	BIT(31)
+/* Private flag of an armed ftrace site: it is in kprobe_ipmodify_ops. */
+#define KPROBE_FLAG_IPMODIFY	BIT(23)
 #define KPROBE_FLAG_DYING	BIT(30)
-#define KPROBE_FLAGS_PRIVATE	(KPROBE_FLAG_ARMED | KPROBE_FLAG_DYING)
+#define KPROBE_FLAGS_PRIVATE	(KPROBE_FLAG_ARMED | KPROBE_FLAG_IPMODIFY | KPROBE_FLAG_DYING)
 
 /*
  * Private flag of a user probe: it was taken out of the table in this
@@ -526,7 +538,8 @@ void kprobe_busy_end(void)
  */
 struct kprobe_insn_page {
 	struct list_head list;
-	struct rcu_head rcu;
+	struct rcu_work free_work;
+	struct kprobe_insn_cache *cache;
 	kprobe_opcode_t *base;
 	unsigned int nr_used;
 	unsigned long bits[];
@@ -571,9 +584,19 @@ static void free_insn_page(void *page)
 DEFINE_SLOT_CACHE(kprobe_insn_slots, KPROBE_INSN_PAGE_SYM, KPROBE_SLOT_SIZE,
 		  alloc_insn_page, free_insn_page);
 
-static void kprobe_insn_page_free_rcu(struct rcu_head *head)
+/*
+ * A page leaves its cache's list at once, but __is_insn_slot_addr() and
+ * kprobe_cache_get_kallsym() may still be looking at it: the memory goes
+ * after a grace period, from a worker, since freeing executable memory
+ * may sleep.
+ */
+static void insn_page_free_work(struct work_struct *work)
 {
-	kfree(container_of(head, struct kprobe_insn_page, rcu));
+	struct kprobe_insn_page *page =
+		container_of(to_rcu_work(work), struct kprobe_insn_page, free_work);
+
+	page->cache->free(page->base);
+	kfree(page);
 }
 
 /**
@@ -604,6 +627,8 @@ kprobe_opcode_t *__get_insn_slot(struct kprobe_insn_cache *c)
 		kfree(page);
 		goto out;
 	}
+	page->cache = c;
+	INIT_RCU_WORK(&page->free_work, insn_page_free_work);
 	list_add_rcu(&page->list, &c->pages);
 	perf_event_ksymbol(PERF_RECORD_KSYMBOL_TYPE_OOL, (unsigned long)page->base,
 			   PAGE_SIZE, false, c->sym);
@@ -629,8 +654,7 @@ static void release_slot(struct kprobe_insn_cache *c,
 	list_del_rcu(&page->list);
 	perf_event_ksymbol(PERF_RECORD_KSYMBOL_TYPE_OOL, (unsigned long)page->base,
 			   PAGE_SIZE, true, c->sym);
-	c->free(page->base);
-	call_rcu(&page->rcu, kprobe_insn_page_free_rcu);
+	queue_rcu_work(system_wq, &page->free_work);
 }
 
 static void reap_dirty_slots(struct work_struct *work);
@@ -829,29 +853,64 @@ bool __weak arch_within_kprobe_blacklist(unsigned long addr)
 	return false;
 }
 
+/* Is @addr in one of the blacklisted ranges? */
+static bool in_blacklisted_range(unsigned long addr)
+{
+	struct kprobe_blacklist_entry *ent;
+
+	if (arch_within_kprobe_blacklist(addr))
+		return true;
+	guard(rcu)();
+	list_for_each_entry_rcu(ent, &kprobe_blacklist, list)
+		if (addr - ent->start_addr < ent->end_addr - ent->start_addr)
+			return true;
+	return false;
+}
+
+/*
+ * The compiler splits functions and makes specialized copies of them,
+ * named after the function with a suffix: foo.cold, foo.isra.0,
+ * foo.constprop.0, foo.part.0. NOKPROBE_SYMBOL(foo) names only foo, yet
+ * the pieces run on the same paths. Return the address of the function
+ * @addr is a piece of (looked up in the same module), or 0.
+ */
+static unsigned long piece_of_function(unsigned long addr)
+{
+	char buf[MODULE_NAME_LEN + 1 + KSYM_NAME_LEN];
+	char *name = buf + MODULE_NAME_LEN + 1, *modname = NULL, *suffix;
+	size_t len;
+
+	if (!kallsyms_lookup(addr, NULL, NULL, &modname, name))
+		return 0;
+	suffix = strchr(name, '.');
+	if (!suffix || suffix == name)
+		return 0;
+	*suffix = '\0';
+	if (modname) {
+		/* "module:foo", built in front of the name. */
+		len = strnlen(modname, MODULE_NAME_LEN);
+		name -= len + 1;
+		memcpy(name, modname, len);
+		name[len] = ':';
+	}
+	return (unsigned long)kprobe_lookup_name(name, 0);
+}
+
 /**
  * within_kprobe_blacklist() - may no probe be placed at @addr?
  * @addr: a kernel text address
  *
- * Return: true when @addr is in a blacklisted range.
+ * Return: true when @addr is in a blacklisted range, or in a piece the
+ * compiler split off a blacklisted function (foo.cold, foo.isra.0, ...).
  */
 bool within_kprobe_blacklist(unsigned long addr)
 {
-	struct kprobe_blacklist_entry *ent;
-	bool found = false;
+	unsigned long whole;
 
-	if (arch_within_kprobe_blacklist(addr))
+	if (in_blacklisted_range(addr))
 		return true;
-
-	rcu_read_lock();
-	list_for_each_entry_rcu(ent, &kprobe_blacklist, list) {
-		if (addr >= ent->start_addr && addr < ent->end_addr) {
-			found = true;
-			break;
-		}
-	}
-	rcu_read_unlock();
-	return found;
+	whole = piece_of_function(addr);
+	return whole && whole != addr && in_blacklisted_range(whole);
 }
 EXPORT_SYMBOL_GPL(within_kprobe_blacklist);
 
@@ -922,10 +981,6 @@ static int __init populate_kprobe_blacklist(void)
 				  (unsigned long)__kprobes_text_end);
 	kprobe_add_area_blacklist((unsigned long)__noinstr_text_start,
 				  (unsigned long)__noinstr_text_end);
-	kprobe_add_area_blacklist((unsigned long)__irqentry_text_start,
-				  (unsigned long)__irqentry_text_end);
-	kprobe_add_area_blacklist((unsigned long)__softirqentry_text_start,
-				  (unsigned long)__softirqentry_text_end);
 
 	return arch_populate_kprobe_blacklist();
 }
@@ -945,40 +1000,6 @@ kprobe_opcode_t * __weak arch_adjust_kprobe_addr(unsigned long addr,
 	return (kprobe_opcode_t *)(addr + offset);
 }
 
-static int count_symbol(void *data, unsigned long unused)
-{
-	(*(unsigned int *)data)++;
-	return 0;
-}
-
-struct symbol_count {
-	const char *name;
-	unsigned int count;
-};
-
-static int count_module_symbol(void *data, const char *name, unsigned long unused)
-{
-	struct symbol_count *sc = data;
-
-	if (!strcmp(name, sc->name))
-		sc->count++;
-	return 0;
-}
-
-/* How many symbols, in vmlinux and modules, are called @name? */
-static unsigned int symbol_occurrences(const char *name)
-{
-	struct symbol_count sc = { .name = name };
-
-	/* "module:symbol" names one module; it cannot be ambiguous. */
-	if (strchr(name, ':'))
-		return 1;
-	kallsyms_on_each_match_symbol(count_symbol, name, &sc.count);
-	if (IS_ENABLED(CONFIG_MODULES))
-		module_kallsyms_on_each_symbol(NULL, count_module_symbol, &sc);
-	return sc.count;
-}
-
 /* The address a probe asks for: .addr, or .symbol_name's, plus .offset. */
 static kprobe_opcode_t *probe_target(kprobe_opcode_t *addr, const char *symbol_name,
 				     unsigned long offset)
@@ -987,10 +1008,11 @@ static kprobe_opcode_t *probe_target(kprobe_opcode_t *addr, const char *symbol_n
 		return ERR_PTR(-EINVAL);
 
 	if (symbol_name) {
-		unsigned int n = symbol_occurrences(symbol_name);
-
-		if (n > 1)
-			return ERR_PTR(-EADDRNOTAVAIL);
+		/*
+		 * A name several functions share means the first of them, as
+		 * kallsyms_lookup_name() finds it; kprobe_events refuses such
+		 * names before it gets here.
+		 */
 		addr = kprobe_lookup_name(symbol_name, offset);
 		if (!addr)
 			return ERR_PTR(-ENOENT);
@@ -999,44 +1021,46 @@ static kprobe_opcode_t *probe_target(kprobe_opcode_t *addr, const char *symbol_n
 }
 
 /*
- * Where the arch wants a probe on @addr, which is in no function or in
- * the one starting at @func: past a landing pad at a function's entry.
- * Sets @on_func_entry when it is a function's first instruction.
+ * Where the arch wants a probe on @addr, in the function starting at
+ * @func: past a landing pad at a function's entry. Sets @on_func_entry
+ * when it is a function's first instruction.
  */
-static kprobe_opcode_t *place_in_function(unsigned long addr, bool in_function,
-					  unsigned long func, bool *on_func_entry)
+static kprobe_opcode_t *place_in_function(unsigned long addr, unsigned long func,
+					  bool *on_func_entry)
 {
 	kprobe_opcode_t *where;
 
 	*on_func_entry = false;
-	if (!in_function)
-		return (kprobe_opcode_t *)addr;
 	where = arch_adjust_kprobe_addr(func, addr - func, on_func_entry);
 	return where ? where : ERR_PTR(-EINVAL);
 }
 
-/* probe_target() and place_in_function(), for callers outside a batch. */
+/*
+ * probe_target() and place_in_function(), for callers outside a batch.
+ * An address in no symbol kallsyms knows is -ENOENT, as a name it does
+ * not know is.
+ */
 static kprobe_opcode_t *resolve_probe_addr(kprobe_opcode_t *addr,
 					   const char *symbol_name,
 					   unsigned long offset,
 					   bool *on_func_entry)
 {
-	unsigned long size, func_offset;
-	bool found;
+	unsigned long func_offset;
 
 	addr = probe_target(addr, symbol_name, offset);
 	if (IS_ERR(addr))
 		return addr;
-	found = kallsyms_lookup_size_offset((unsigned long)addr, &size, &func_offset);
-	return place_in_function((unsigned long)addr, found,
-				 (unsigned long)addr - func_offset, on_func_entry);
+	if (!kallsyms_lookup_size_offset((unsigned long)addr, NULL, &func_offset))
+		return ERR_PTR(-ENOENT);
+	return place_in_function((unsigned long)addr, (unsigned long)addr - func_offset,
+				 on_func_entry);
 }
 
 /*
  * The function around the probe add_probe() is placing, looked up once
  * for the core's checks and the arch's: a module's symbols are searched
- * one by one. Filled by place_probe() once the text is pinned, emptied
- * when add_probe() lets go of it; kprobe_mutex.
+ * one by one. Filled by place_probe(), emptied when add_probe() is done
+ * with the probe; kprobe_mutex.
  */
 static struct {
 	unsigned long start;
@@ -1073,20 +1097,19 @@ bool kprobe_function_bounds(unsigned long addr, unsigned long *start,
 
 /*
  * Look up @p's function for the checks that follow and move @p->addr
- * where the arch wants it. The text at @p->addr must be pinned.
+ * where the arch wants it: -ENOENT when it is in no function.
  */
 static int place_probe(struct kprobe *p)
 {
-	unsigned long addr = (unsigned long)p->addr, size, offset = 0;
+	unsigned long addr = (unsigned long)p->addr, size, offset;
 	kprobe_opcode_t *where;
-	bool found, on_func_entry;
+	bool on_func_entry;
 
-	found = kallsyms_lookup_size_offset(addr, &size, &offset);
-	if (found) {
-		probed_function.start = addr - offset;
-		probed_function.size = size;
-	}
-	where = place_in_function(addr, found, addr - offset, &on_func_entry);
+	if (!kallsyms_lookup_size_offset(addr, &size, &offset))
+		return -ENOENT;
+	probed_function.start = addr - offset;
+	probed_function.size = size;
+	where = place_in_function(addr, addr - offset, &on_func_entry);
 	if (IS_ERR(where))
 		return PTR_ERR(where);
 	p->addr = where;
@@ -1133,20 +1156,36 @@ void __weak arch_kprobe_queue_apply(void)
 {
 }
 
-/* A growable array of ftrace sites whose filter entry must change. */
-struct ftrace_site_list {
-	struct kprobe **sites;
+/*
+ * The changes a batch makes to one of our ftrace filters: an ip is added
+ * (+1) or removed (-1). A site may change more than once in a batch (it
+ * is armed and then moves to the other ops when a probe with a
+ * post_handler joins it), so the changes are summed per ip when the batch
+ * applies them.
+ */
+struct ftrace_filter_change {
+	unsigned long ip;
+	int delta;
+};
+
+struct ftrace_filter_changes {
+	struct ftrace_filter_change *change;
 	unsigned int nr;
 	unsigned int max;
 };
+
+/* The two ftrace_ops an armed ftrace site can be in; see KPROBE_FLAG_IPMODIFY. */
+#define FTRACE_OPS_PLAIN	0
+#define FTRACE_OPS_IPMODIFY	1
+#define FTRACE_OPS_NR		2
 
 /*
  * struct kprobe_batch - the sites one registration call changes
  * @free_list: lone sites leaving the table, freed after one grace period
  *	(linked by their ->list, which only an aggregate's readers walk)
  * @free_aggregates: the same for aggregates (by kprobe_aggregate::dying)
- * @ftrace_arm, @ftrace_disarm: ftrace sites to add to/remove from our
- *	ftrace filter, after text_mutex is dropped
+ * @ftrace: changes to each of our ftrace filters, applied after
+ *	text_mutex is dropped
  * @poked: breakpoint writes were queued and must be applied
  * @need_sync: wait for a grace period before returning, because a probe
  *	left the table or an aggregate
@@ -1156,8 +1195,7 @@ struct ftrace_site_list {
 struct kprobe_batch {
 	struct list_head free_list;
 	struct list_head free_aggregates;
-	struct ftrace_site_list ftrace_arm;
-	struct ftrace_site_list ftrace_disarm;
+	struct ftrace_filter_changes ftrace[FTRACE_OPS_NR];
 	bool poked;
 	bool need_sync;
 	bool grace_started;
@@ -1176,63 +1214,134 @@ static bool site_is_armed(struct kprobe *site)
 	return site->flags & KPROBE_FLAG_ARMED;
 }
 
-static int site_list_add(struct ftrace_site_list *l, struct kprobe *site)
+/* Room for one more change in @l. */
+static int ftrace_changes_reserve(struct ftrace_filter_changes *l)
 {
-	if (l->nr == l->max) {
-		unsigned int n = max(16U, 2 * l->max);
-		struct kprobe **sites;
+	struct ftrace_filter_change *change;
+	unsigned int n;
 
-		sites = krealloc_array(l->sites, n, sizeof(*sites), GFP_KERNEL);
-		if (!sites)
-			return -ENOMEM;
-		l->sites = sites;
-		l->max = n;
-	}
-	l->sites[l->nr++] = site;
+	if (l->nr < l->max)
+		return 0;
+	n = max(16U, 2 * l->max);
+	change = krealloc_array(l->change, n, sizeof(*change), GFP_KERNEL);
+	if (!change)
+		return -ENOMEM;
+	l->change = change;
+	l->max = n;
+	return 0;
+}
+
+static void ftrace_changes_add(struct ftrace_filter_changes *l, void *addr, int delta)
+{
+	l->change[l->nr].ip = (unsigned long)addr;
+	l->change[l->nr].delta = delta;
+	l->nr++;
+}
+
+/*
+ * Which of our ftrace_ops an armed ftrace site is in, or -1 when it is
+ * in none: now, and as @want and its handlers say it should be.
+ */
+static int ftrace_site_ops(struct kprobe *site)
+{
+	if (!site_is_armed(site))
+		return -1;
+	return site->flags & KPROBE_FLAG_IPMODIFY ? FTRACE_OPS_IPMODIFY : FTRACE_OPS_PLAIN;
+}
+
+static int ftrace_site_wanted_ops(struct kprobe *site, bool want)
+{
+	if (!want)
+		return -1;
+	return site->post_handler ? FTRACE_OPS_IPMODIFY : FTRACE_OPS_PLAIN;
+}
+
+/* Queue the filter changes that put an ftrace site where it should be. */
+static int ftrace_site_sync(struct kprobe_batch *b, struct kprobe *site, bool want)
+{
+	int now = ftrace_site_ops(site), wanted = ftrace_site_wanted_ops(site, want);
+
+	if (now == wanted)
+		return 0;
+	if ((now >= 0 && ftrace_changes_reserve(&b->ftrace[now])) ||
+	    (wanted >= 0 && ftrace_changes_reserve(&b->ftrace[wanted])))
+		return -ENOMEM;
+	if (now >= 0)
+		ftrace_changes_add(&b->ftrace[now], site->addr, -1);
+	if (wanted >= 0)
+		ftrace_changes_add(&b->ftrace[wanted], site->addr, 1);
+	site->flags &= ~(KPROBE_FLAG_ARMED | KPROBE_FLAG_IPMODIFY);
+	if (wanted >= 0)
+		site->flags |= KPROBE_FLAG_ARMED;
+	if (wanted == FTRACE_OPS_IPMODIFY)
+		site->flags |= KPROBE_FLAG_IPMODIFY;
 	return 0;
 }
 
 #ifdef CONFIG_KPROBES_ON_FTRACE
 bool kprobe_ftrace_disabled __read_mostly;
 
+/*
+ * ftrace lets one ftrace_ops per function change the IP it returns to
+ * (FTRACE_OPS_FL_IPMODIFY), and livepatch's does. A probe may need it
+ * only for its post_handler (the handler sees the IP after the call and
+ * may change it), so sites with a post_handler are in
+ * kprobe_ipmodify_ops and the others in kprobe_ftrace_ops: a kprobe
+ * event or a BPF program at a function's entry then lives beside a
+ * livepatch of that function. A pre_handler that redirects does so
+ * without the flag, as in the tree.
+ */
 static struct ftrace_ops kprobe_ftrace_ops __read_mostly = {
+	.func = kprobe_ftrace_handler,
+	.flags = FTRACE_OPS_FL_SAVE_REGS,
+};
+
+static struct ftrace_ops kprobe_ipmodify_ops __read_mostly = {
 	.func = kprobe_ftrace_handler,
 	.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY,
 };
 
-/* How many sites are in kprobe_ftrace_ops' filter. Under kprobe_mutex. */
-static unsigned int kprobe_ftrace_users;
+static struct ftrace_ops *const kprobe_ftrace_ops_by_kind[FTRACE_OPS_NR] = {
+	[FTRACE_OPS_PLAIN] = &kprobe_ftrace_ops,
+	[FTRACE_OPS_IPMODIFY] = &kprobe_ipmodify_ops,
+};
+
+/* How many sites are in each ops' filter. Under kprobe_mutex. */
+static unsigned int kprobe_ftrace_users[FTRACE_OPS_NR];
 
 /*
- * Add @ips to, or remove them from, our ftrace filter. The ops is
+ * Add @ips to, or remove them from, one of our ftrace filters. An ops is
  * registered only while its filter is not empty: an empty filter would
  * mean "every function".
  */
-static int ftrace_filter_update(unsigned long *ips, unsigned int nr, bool remove)
+static int ftrace_filter_update(int kind, unsigned long *ips, unsigned int nr,
+				bool remove)
 {
+	struct ftrace_ops *ops = kprobe_ftrace_ops_by_kind[kind];
+	unsigned int *users = &kprobe_ftrace_users[kind];
 	int ret;
 
 	if (kprobe_ftrace_disabled)
 		return -ENODEV;
 
 	if (remove) {
-		if (kprobe_ftrace_users == nr)
-			unregister_ftrace_function(&kprobe_ftrace_ops);
-		kprobe_ftrace_users -= nr;
-		return ftrace_set_filter_ips(&kprobe_ftrace_ops, ips, nr, 1, 0);
+		if (*users == nr)
+			unregister_ftrace_function(ops);
+		*users -= nr;
+		return ftrace_set_filter_ips(ops, ips, nr, 1, 0);
 	}
 
-	ret = ftrace_set_filter_ips(&kprobe_ftrace_ops, ips, nr, 0, 0);
+	ret = ftrace_set_filter_ips(ops, ips, nr, 0, 0);
 	if (ret)
 		return ret;
-	if (!kprobe_ftrace_users) {
-		ret = register_ftrace_function(&kprobe_ftrace_ops);
+	if (!*users) {
+		ret = register_ftrace_function(ops);
 		if (ret) {
-			ftrace_set_filter_ips(&kprobe_ftrace_ops, ips, nr, 1, 0);
+			ftrace_set_filter_ips(ops, ips, nr, 1, 0);
 			return ret;
 		}
 	}
-	kprobe_ftrace_users += nr;
+	*users += nr;
 	return 0;
 }
 
@@ -1244,41 +1353,66 @@ void kprobe_ftrace_kill(void)
 	kprobe_ftrace_disabled = true;
 }
 #else
-static int ftrace_filter_update(unsigned long *ips, unsigned int nr, bool remove)
+static int ftrace_filter_update(int kind, unsigned long *ips, unsigned int nr,
+				bool remove)
 {
 	return -ENODEV;
 }
 #endif
 
-/*
- * Apply a list of ftrace filter changes and free it. Sites that could
- * not be armed are marked unarmed again.
- */
-static int ftrace_sites_apply(struct ftrace_site_list *l, bool remove)
+static int cmp_filter_change(const void *a, const void *b)
 {
-	unsigned long *ips;
-	unsigned int i;
-	int ret = 0;
+	const struct ftrace_filter_change *x = a, *y = b;
+
+	return x->ip < y->ip ? -1 : x->ip > y->ip;
+}
+
+/*
+ * Apply a batch's changes to one filter and free them: removals first,
+ * then additions. Sites that could not be added are marked unarmed.
+ */
+static int ftrace_changes_apply(struct ftrace_filter_changes *l, int kind)
+{
+	struct ftrace_filter_change *c = l->change;
+	unsigned long *add, *del;
+	unsigned int i, j, nr_add = 0, nr_del = 0;
+	int ret = 0, err, sum;
 
 	if (!l->nr)
 		goto out;
-	ips = kmalloc_array(l->nr, sizeof(*ips), GFP_KERNEL);
-	ret = ips ? 0 : -ENOMEM;
-	if (ips) {
-		for (i = 0; i < l->nr; i++)
-			ips[i] = (unsigned long)l->sites[i]->addr;
-		ret = ftrace_filter_update(ips, l->nr, remove);
-		kfree(ips);
+	add = kmalloc_array(2 * l->nr, sizeof(*add), GFP_KERNEL);
+	if (!add) {
+		ret = -ENOMEM;
+		goto out;
 	}
-	if (ret) {
-		pr_warn("could not %s %u ftrace sites: %d\n",
-			remove ? "disarm" : "arm", l->nr, ret);
-		if (!remove)
-			for (i = 0; i < l->nr; i++)
-				l->sites[i]->flags &= ~KPROBE_FLAG_ARMED;
+	del = add + l->nr;
+	sort(c, l->nr, sizeof(*c), cmp_filter_change, NULL);
+	for (i = 0; i < l->nr; i = j) {
+		for (sum = 0, j = i; j < l->nr && c[j].ip == c[i].ip; j++)
+			sum += c[j].delta;
+		if (sum > 0)
+			add[nr_add++] = c[i].ip;
+		else if (sum < 0)
+			del[nr_del++] = c[i].ip;
 	}
+	if (nr_del)
+		ret = ftrace_filter_update(kind, del, nr_del, true);
+	if (nr_add) {
+		err = ftrace_filter_update(kind, add, nr_add, false);
+		if (err) {
+			pr_warn("could not arm %u ftrace sites: %d\n", nr_add, err);
+			for (i = 0; i < nr_add; i++) {
+				struct kprobe *site = get_kprobe((void *)add[i]);
+
+				if (site)
+					site->flags &= ~(KPROBE_FLAG_ARMED | KPROBE_FLAG_IPMODIFY);
+			}
+		}
+		ret = ret ?: err;
+	}
+	kfree(add);
 out:
-	kfree(l->sites);
+	kfree(l->change);
 	return ret;
 }
 
@@ -1325,6 +1459,17 @@ static void batch_apply_text(struct kprobe_batch *b)
  * list the optimizer claimed from it). Under kprobe_mutex.
  */
 #define KPROBE_FLAG_OPT_QUEUED	BIT(28)
+
+/*
+ * Private site flag: the optimizer wrote the site's jump at some time.
+ * Never cleared: a task may have taken the jump and been preempted in
+ * the detour before it called the arch's handler, which reads the site,
+ * and only an RCU-tasks grace period tells when none is left there. So
+ * such a site is freed after one (see retired_sites), whether it is
+ * still optimized when its last probe goes or had its jump taken out
+ * before (disabled, blocked, the sysctl, the enabled switch).
+ */
+#define KPROBE_FLAG_JUMPED	BIT(24)
 
 /*
  * Private site flag: armed and optimizable but for a probe inside its
@@ -1407,6 +1552,12 @@ static void site_remove_detour(struct kprobe *site)
 {
 	site_set_blocked(site, false);
 	arch_remove_optimized_kprobe(to_op(site));
+}
+
+/* Must the site outlive an RCU-tasks grace period? See KPROBE_FLAG_JUMPED. */
+static bool site_had_jump(struct kprobe *site)
+{
+	return site->flags & KPROBE_FLAG_JUMPED;
 }
 
 static void optimizer_queue(struct kprobe *site)
@@ -1494,6 +1645,11 @@ static void site_remove_detour(struct kprobe *site)
 {
 }
 
+static bool site_had_jump(struct kprobe *site)
+{
+	return false;
+}
+
 static void site_sync_optimized(struct kprobe_batch *b, struct kprobe *site,
 				bool armed)
 {
@@ -1517,25 +1673,21 @@ static void requeue_covering_sites(kprobe_opcode_t *addr)
 static int site_sync_armed(struct kprobe_batch *b, struct kprobe *site)
 {
 	bool want = site_wants_armed(site);
-	int ret = 0;
 
 	site_sync_optimized(b, site, want);
+	if (kprobe_ftrace(site))
+		return ftrace_site_sync(b, site, want);
 	if (want == site_is_armed(site))
 		return 0;
-	if (kprobe_gone(site) && !kprobe_ftrace(site)) {
+	if (kprobe_gone(site)) {
 		/* Its text is gone: there is no breakpoint to take out. */
 		site->flags &= ~KPROBE_FLAG_ARMED;
 		return 0;
 	}
-	if (kprobe_ftrace(site)) {
-		ret = site_list_add(want ? &b->ftrace_arm : &b->ftrace_disarm, site);
-	} else {
-		arch_kprobe_queue_arm(site, want);
-		b->poked = true;
-	}
-	if (!ret)
-		site->flags ^= KPROBE_FLAG_ARMED;
-	return ret;
+	arch_kprobe_queue_arm(site, want);
+	b->poked = true;
+	site->flags ^= KPROBE_FLAG_ARMED;
+	return 0;
 }
 
 /* ---- preparing and releasing a site's arch state ------------------------ */
@@ -1613,29 +1765,46 @@ bool __weak arch_kprobe_may_be_listed_site(unsigned long addr)
 }
 
 /*
+ * Code in front of a function that is not part of it: the padding that
+ * call depth tracking rewrites (__pfx_foo), and the kCFI or FineIBT
+ * preamble (__cfi_foo), whose bytes are the type hash that indirect
+ * callers check. By name: nothing else marks them.
+ */
+static bool in_function_preamble(unsigned long addr)
+{
+	char name[KSYM_NAME_LEN];
+
+	if (lookup_symbol_name(addr, name))
+		return false;
+	return str_has_prefix(name, "__pfx_") || str_has_prefix(name, "__cfi_");
+}
+
+/*
  * Everything else that makes an address unprobeable, whatever the arch.
  * Called with kprobe_mutex and the text locks held, the text pinned.
+ * The order of the checks decides the error for an address that fails
+ * several, and follows the tree's.
  */
 static int check_probe_address(struct kprobe *p)
 {
 	unsigned long addr = (unsigned long)p->addr;
 	unsigned long ftrace_addr;
 
-	if (within_kprobe_blacklist(addr))
+	ftrace_addr = ftrace_location(addr);
+	if (ftrace_addr) {
+		if (ftrace_addr != addr)
+			return -EILSEQ;	/* inside the ftrace call */
+		if (!IS_ENABLED(CONFIG_KPROBES_ON_FTRACE))
+			return -EINVAL;
+		p->flags |= KPROBE_FLAG_FTRACE;
+	}
+
+	if (within_kprobe_blacklist(addr) || in_function_preamble(addr))
 		return -EINVAL;
 	if (arch_kprobe_may_be_listed_site(addr) &&
 	    (jump_label_text_reserved(p->addr, p->addr) ||
 	     static_call_text_reserved(p->addr, p->addr) || is_bug_site(addr)))
 		return -EINVAL;
-
-	ftrace_addr = ftrace_location(addr);
-	if (ftrace_addr) {
-		if (ftrace_addr != addr)
-			return -EILSEQ;
-		if (!IS_ENABLED(CONFIG_KPROBES_ON_FTRACE))
-			return -EINVAL;
-		p->flags |= KPROBE_FLAG_FTRACE;
-	}
 	return 0;
 }
 
@@ -1958,7 +2127,9 @@ static unsigned long probe_hits(struct kprobe *p)
  * the hit was nested in another.
  *
  * Context: process context; takes kprobe_mutex.
- * Return: the count since @kp was registered; 0 if it is not registered.
+ * Return: the count since @kp was registered; 0 if it is not registered
+ * (a struct kprobe that was never registered must be zeroed, as for
+ * registering it).
  */
 unsigned long kprobe_hits(struct kprobe *kp)
 {
@@ -2061,21 +2232,26 @@ static struct kprobe *revive_gone_site(struct kprobe *site, struct kprobe *p)
 	if (!kprobe_ftrace(site))
 		arch_remove_kprobe(site);
 	site_remove_detour(site);
-	site->flags &= ~(KPROBE_FLAG_GONE | KPROBE_FLAG_FTRACE | KPROBE_FLAGS_PRIVATE);
+	/*
+	 * Still GONE while the arch reads the new text: its saved bytes are
+	 * the old text's, and must not be taken for the new one's.
+	 */
+	site->flags &= ~(KPROBE_FLAG_FTRACE | KPROBE_FLAGS_PRIVATE);
 	site->flags |= p->flags & KPROBE_FLAG_FTRACE;
 	ret = prepare_site(site);
-	if (ret) {
-		site->flags |= KPROBE_FLAG_GONE;
+	if (ret)
 		return ERR_PTR(ret);
-	}
+	site->flags &= ~KPROBE_FLAG_GONE;
 	/* Not being able to optimize the new text is no error. */
 	site_prepare_detour(site, p);
 	return site;
 }
 
 /*
- * Find the address @p asks for and reset its core-owned fields. Done
- * before the text locks are taken: a lookup by name takes module_mutex.
+ * Find the address @p asks for and reset its core-owned fields. A
+ * lookup by name takes no lock, so this runs inside the batch, probe by
+ * probe: a failed batch leaves the probes after the one that failed as
+ * the caller wrote them.
  */
 static int resolve_new_probe(struct kprobe *p)
 {
@@ -2099,20 +2275,20 @@ static int resolve_new_probe(struct kprobe *p)
 /* Add a resolved probe to the table; kprobe_mutex and the text locks held. */
 static int add_probe(struct kprobe_batch *b, struct kprobe *p)
 {
+	struct module *mod = NULL;
 	struct kprobe *site;
-	struct module *mod;
 	int ret;
 
-	ret = pin_probed_text((unsigned long)p->addr, &mod);
-	if (ret)
-		return ret;
+	/* In the order of the tree's checks, which decides the error code. */
 	ret = place_probe(p);
 	if (!ret && is_registered(p, &site))
 		ret = -EINVAL;
 	if (!ret)
+		ret = pin_probed_text((unsigned long)p->addr, &mod);
+	if (!ret)
 		ret = check_probe_address(p);
 	if (ret)
-		goto out;
+		goto unpin;	/* p->nhit may be a registered probe's: keep it */
 
 	p->nhit = counter_alloc();
 	if (!p->nhit) {
@@ -2164,6 +2340,7 @@ out:
 		counter_free(p->nhit);
 		p->nhit = NULL;
 	}
+unpin:
 	probed_function.size = 0;
 	if (mod)
 		module_put(mod);
@@ -2323,8 +2500,8 @@ static int batch_publish(struct kprobe_batch *b)
 	batch_apply_text(b);
 	kprobes_unlock_text();
 
-	ret = ftrace_sites_apply(&b->ftrace_disarm, true);
-	err = ftrace_sites_apply(&b->ftrace_arm, false);
+	ret = ftrace_changes_apply(&b->ftrace[FTRACE_OPS_PLAIN], FTRACE_OPS_PLAIN);
+	err = ftrace_changes_apply(&b->ftrace[FTRACE_OPS_IPMODIFY], FTRACE_OPS_IPMODIFY);
 	ret = ret ?: err;
 
 	list_for_each_entry(site, &b->free_list, list)
@@ -2340,6 +2517,33 @@ static int batch_publish(struct kprobe_batch *b)
 	list_for_each_entry(agg, &b->free_aggregates, dying)
 		requeue_covering_sites(aggr_site(agg)->addr);
 	return ret;
+}
+
+static void retire_work_fn(struct work_struct *work);
+static DECLARE_WORK(retire_work, retire_work_fn);
+
+/*
+ * Retired sites: sites that once had a jump (KPROBE_FLAG_JUMPED), out of
+ * the table, their text written back, and retire_work frees them once no
+ * task can be in their detour. A task may have been preempted in the
+ * detour before it called the arch's handler, which reads the site, so
+ * that takes an RCU-tasks grace period, as the optimizer's does. Sites
+ * come here from retiring_sites, or from a batch that took out a site
+ * whose jump had been taken out before (batch_release()). Under
+ * kprobe_mutex.
+ */
+static LIST_HEAD(retired_sites);
+
+/*
+ * Have retire_work free the retired sites, and write back what is still
+ * retiring. Unbound: it may write thousands of sites' text, and should
+ * not wait for the CPU that queued it, where the caller of unregister
+ * goes on.
+ */
+static void queue_retire_work(void)
+{
+	if (!list_empty(&retired_sites))
+		queue_work(system_unbound_wq, &retire_work);
 }
 
 /* Wait for the grace period batch_publish() started; free the dying sites. */
@@ -2358,9 +2562,13 @@ static void batch_release(struct kprobe_batch *b)
 	}
 	list_for_each_entry_safe(agg, next_agg, &b->free_aggregates, dying) {
 		list_del_init(&agg->dying);
-		release_site(aggr_site(agg));
+		if (site_had_jump(aggr_site(agg)))
+			list_add_tail(&agg->dying, &retired_sites);
+		else
+			release_site(aggr_site(agg));
 	}
 	counter_trim();
+	queue_retire_work();
 }
 
 static int batch_finish(struct kprobe_batch *b)
@@ -2369,30 +2577,6 @@ static int batch_finish(struct kprobe_batch *b)
 
 	batch_release(b);
 	return ret;
-}
-
-static void retire_work_fn(struct work_struct *work);
-static DECLARE_WORK(retire_work, retire_work_fn);
-
-/*
- * Retired sites: their text is written back, and retire_work frees them
- * once no task can be in their detour. A task may have been preempted
- * in the detour before it called the arch's handler, which reads the
- * site, so that takes an RCU-tasks grace period, as the optimizer's
- * does. Under kprobe_mutex.
- */
-static LIST_HEAD(retired_sites);
-
-/*
- * Have retire_work free the retired sites, and write back what is still
- * retiring. Unbound: it may write thousands of sites' text, and should
- * not wait for the CPU that queued it, where the caller of unregister
- * goes on.
- */
-static void queue_retire_work(void)
-{
-	if (!list_empty(&retired_sites))
-		queue_work(system_unbound_wq, &retire_work);
 }
 
 /*
@@ -2478,13 +2662,17 @@ static void unregister_locked(struct kprobe **kps, int num);
  * @num: how many
  *
  * All are armed by one batched text patch. On failure none stays
- * registered.
+ * registered: the ones before the failing one are unregistered again,
+ * the ones after it are left as the caller wrote them.
  *
  * Return: 0; -EINVAL for a bad argument, an address that may not be
- * probed or a probe already registered; -EILSEQ for an address that is
- * not an instruction boundary; -ENOENT for an unknown symbol or a module
- * going away; -EADDRNOTAVAIL for an ambiguous symbol; -EOPNOTSUPP for an
- * instruction the arch cannot execute out of line; -ENOMEM.
+ * probed or a probe already registered (or listed twice); -EILSEQ for an
+ * address that is not an instruction boundary; -ENOENT for an unknown
+ * symbol, an address in no symbol or a module going away; -EOPNOTSUPP
+ * for an instruction the arch cannot execute out of line; -EAGAIN before
+ * kprobes are initialized; -EBUSY or -ENODEV when ftrace cannot take a
+ * probe on its site (another ftrace user that may change the IP, such
+ * as a livepatch, holds the function); -ENOMEM.
  */
 int register_kprobes(struct kprobe **kps, int num)
 {
@@ -2497,17 +2685,11 @@ int register_kprobes(struct kprobe **kps, int num)
 		return -EAGAIN;
 
 	mutex_lock(&kprobe_mutex);
-	for (i = 0; i < num; i++) {
-		ret = kps[i] ? resolve_new_probe(kps[i]) : -EINVAL;
-		if (ret) {
-			mutex_unlock(&kprobe_mutex);
-			return ret;
-		}
-	}
-
 	batch_begin_retired(&b);
 	for (i = 0; i < num; i++) {
-		ret = add_probe(&b, kps[i]);
+		ret = kps[i] ? resolve_new_probe(kps[i]) : -EINVAL;
+		if (!ret)
+			ret = add_probe(&b, kps[i]);
 		if (ret)
 			break;
 	}
@@ -2564,13 +2746,16 @@ static void unregister_locked(struct kprobe **kps, int num)
 		if (kps[i]->addr && is_registered(kps[i], &site)) {
 			if (!(kps[i]->flags & KPROBE_FLAG_UNHOOKED))
 				remove_probe(&b, kps[i], site);
-		} else if (!counter_in_use(kps[i]->nhit)) {
+		} else if (!(kps[i]->flags & KPROBE_FLAG_UNHOOKED) ||
+			   !counter_in_use(kps[i]->nhit)) {
 			/*
-			 * Not registered, nor taken out above (listed twice,
-			 * it still has its counter): a stale flag must not
-			 * make us give back what ->nhit points at.
+			 * Not registered (nor taken out earlier in this call,
+			 * listed twice): a stale flag must not make us give
+			 * back what ->nhit points at; and, as the tree does,
+			 * ->addr is cleared to tell the caller.
 			 */
 			kps[i]->flags &= ~KPROBE_FLAG_UNHOOKED;
+			kps[i]->addr = NULL;
 		}
 	}
 	batch_publish(&b);
@@ -2582,7 +2767,8 @@ static void unregister_locked(struct kprobe **kps, int num)
 
 /**
  * unregister_kprobes() - unregister several probes at once
- * @kps: the probes; ones not registered are ignored
+ * @kps: the probes; for one that is not registered, ->addr is set to
+ *	NULL, and the others are unregistered all the same
  * @num: how many
  *
  * Waits for one RCU grace period, whatever @num, so that no CPU is still
@@ -2860,12 +3046,20 @@ static int kretprobe_on_entry(struct kprobe *p, struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(kretprobe_on_entry);
 
+/*
+ * May @addr, a function's entry, not be return-probed? The entry may be
+ * past a landing pad (ENDBR) where the blacklist has the symbol's
+ * address: compare the function's start.
+ */
 static bool kretprobe_blacklisted(kprobe_opcode_t *addr)
 {
+	unsigned long func = (unsigned long)addr, offset;
 	struct kretprobe_blackpoint *bp;
 
+	if (kallsyms_lookup_size_offset(func, NULL, &offset))
+		func -= offset;
 	for (bp = kretprobe_blacklist; bp->name; bp++)
-		if (bp->addr == addr)
+		if ((unsigned long)bp->addr == func)
 			return true;
 	return false;
 }
@@ -2962,13 +3156,37 @@ static void __init populate_kretprobe_blacklist(void)
 }
 #endif /* CONFIG_KRETPROBES */
 
+static int cmp_pointers(const void *a, const void *b)
+{
+	unsigned long x = *(unsigned long *)a, y = *(unsigned long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Is any pointer of @ptrs there twice? @scratch has room for @num; it is
+ * left zeroed.
+ */
+static bool has_duplicates(void **ptrs, int num, void **scratch)
+{
+	bool dup = false;
+	int i;
+
+	memcpy(scratch, ptrs, num * sizeof(*ptrs));
+	sort(scratch, num, sizeof(*scratch), cmp_pointers, NULL);
+	for (i = 1; i < num && !dup; i++)
+		dup = scratch[i] && scratch[i] == scratch[i - 1];
+	memset(scratch, 0, num * sizeof(*scratch));
+	return dup;
+}
+
 /**
  * register_kretprobes() - register several return probes at once
  * @rps: the probes
  * @num: how many
  *
- * Return: 0; or as register_kretprobe() for the first that failed, in
- * which case none stays registered.
+ * Return: 0; -EINVAL when one is listed twice; or as register_kretprobe()
+ * for the first that failed, in which case none stays registered.
  */
 int register_kretprobes(struct kretprobe **rps, int num)
 {
@@ -2980,6 +3198,11 @@ int register_kretprobes(struct kretprobe **rps, int num)
 	kps = kcalloc(num, sizeof(*kps), GFP_KERNEL);
 	if (!kps)
 		return -ENOMEM;
+	/* One listed twice would get two instance pools, and leak one. */
+	if (has_duplicates((void **)rps, num, (void **)kps)) {
+		kfree(kps);
+		return -EINVAL;
+	}
 	for (i = 0; i < num; i++) {
 		ret = rps[i] ? kretprobe_prepare(rps[i]) : -EINVAL;
 		if (ret)
@@ -3322,7 +3545,7 @@ static void kprobe_optimizer(struct work_struct *work)
 		if (site_check_optimizable(&op->kp, site_is_armed(&op->kp)) &&
 		    (op->kp.flags & KPROBE_FLAG_OPT_READY)) {
 			arch_kprobe_queue_optimize(op);
-			op->kp.flags |= KPROBE_FLAG_OPTIMIZED;
+			op->kp.flags |= KPROBE_FLAG_OPTIMIZED | KPROBE_FLAG_JUMPED;
 			b.poked = true;
 		} else {
 			site_sync_armed(&b, &op->kp);

@@ -95,10 +95,11 @@ struct kprobe {
 #define KPROBE_FLAG_FTRACE	8	/* served by ftrace at the fentry site */
 #define KPROBE_FLAG_ON_FUNC_ENTRY	16	/* probe is at a function entry */
 /*
- * Set by the core on an optimizable site while its optimization is
- * queued or done: breakpoint hits may then continue in the detour
- * buffer's copy of the region instead of the original text after the
- * first instruction, so that no task enters the region's interior.
+ * Set by the core on an optimizable site from when the optimizer takes
+ * it up (before its grace period) until it is optimized or gives up:
+ * breakpoint hits then continue in the detour buffer's copy of the
+ * region instead of the original text after the first instruction, so
+ * that no task enters the region's interior.
  */
 #define KPROBE_FLAG_OPT_READY	32
 

@@ -89,17 +89,25 @@ struct kretprobe_blackpoint kretprobe_blacklist[] = {
 kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr, unsigned long offset,
 					 bool *on_func_entry)
 {
+	bool landing_pad = false;
 	u32 first;
 
 	/*
 	 * With IBT a function starts with ENDBR64, which must stay where it
-	 * is; symbol+0 means the instruction after it, as users expect.
+	 * is: symbol+0 means the instruction after it, as users expect, and
+	 * symbol+4 is the same place. symbol+1 to +3 are inside the ENDBR,
+	 * not an instruction boundary (-EILSEQ), as in the tree.
 	 */
-	if (offset < ENDBR_INSN_SIZE &&
-	    !copy_from_kernel_nofault(&first, (void *)addr, sizeof(first)) &&
-	    is_endbr(first))
-		offset = ENDBR_INSN_SIZE;
-	*on_func_entry = !offset || offset == ENDBR_INSN_SIZE;
+	if (offset <= ENDBR_INSN_SIZE &&
+	    !copy_from_kernel_nofault(&first, (void *)addr, sizeof(first)))
+		landing_pad = is_endbr(first);
+	if (landing_pad) {
+		*on_func_entry = offset == 0 || offset == ENDBR_INSN_SIZE;
+		if (!offset)
+			offset = ENDBR_INSN_SIZE;
+	} else {
+		*on_func_entry = offset == 0;
+	}
 	return (kprobe_opcode_t *)(addr + offset);
 }
 
@@ -121,11 +129,25 @@ int kprobe_read_original(u8 *buf, unsigned long addr)
 		return -EFAULT;
 	memset(buf + len, 0, MAX_INSN_SIZE - len);
 
+	/*
+	 * A gone site's saved byte belongs to text that was freed: new text
+	 * may be there now.
+	 */
 	p = get_kprobe((void *)addr);
-	if (p && !kprobe_ftrace(p))
+	if (p && !kprobe_ftrace(p) && !kprobe_gone(p))
 		buf[0] = p->opcode;
 	optprobe_restore_original(buf, addr, len);
 	return 0;
+}
+
+/* A debugger's int3 hides the instruction it replaced: decoding stops there. */
+static bool is_debugger_break(unsigned long addr)
+{
+#ifdef CONFIG_KGDB
+	return kgdb_has_hit_break(addr);
+#else
+	return false;
+#endif
 }
 
 /* Is @addr where an instruction starts, decoding from its function's entry? */
@@ -142,22 +164,27 @@ bool kprobe_insn_boundary(unsigned long addr)
 		if (kprobe_read_original(buf, pos) ||
 		    insn_decode_kernel(&insn, buf) < 0 || !insn.length)
 			return false;
+		if (buf[0] == INT3_INSN_OPCODE && is_debugger_break(pos))
+			return false;
 	}
 	return pos == addr;
 }
 
 /*
  * Could @insn be a site the kernel keeps in a table: one that jump
- * labels, static calls or ftrace write, or a BUG()? The writers only
- * ever put a nop, a jump, a call or a ret there, under text_mutex, which
- * the callers hold; a BUG() or WARN() is a ud2.
+ * labels, static calls or ftrace write, or a BUG()? The writers put
+ * five- and six-byte instructions there (call, jmp, jcc and nop5, and
+ * for a static call's "return 0" an xor %eax,%eax after three cs
+ * prefixes), or a jmp8, a nop2 or a ret; a BUG() or WARN() is a ud2.
+ * They write under text_mutex, which the callers hold. Anything else
+ * cannot be one.
  */
 bool kprobe_insn_may_be_listed_site(struct insn *insn)
 {
+	if (insn->length == 5 || insn->length == 6)
+		return true;
 	switch (insn->opcode.bytes[0]) {
 	case 0x90:			/* nop (with any prefix) */
-	case CALL_INSN_OPCODE:
-	case JMP32_INSN_OPCODE:
 	case JMP8_INSN_OPCODE:
 	case RET_INSN_OPCODE:
 	case 0xc2:			/* ret imm16 */
@@ -187,6 +214,13 @@ bool arch_kprobe_may_be_listed_site(unsigned long addr)
 	u8 buf[MAX_INSN_SIZE];
 	struct insn insn;
 
+	/*
+	 * Inside an instruction, the tables say whether it is a listed one:
+	 * an address inside a listed site is refused with -EINVAL, before
+	 * the boundary check would say -EILSEQ, as in the tree.
+	 */
+	if (!kprobe_insn_boundary(addr))
+		return true;
 	if (kprobe_read_original(buf, addr) || insn_decode_kernel(&insn, buf) < 0)
 		return true;
 	return kprobe_insn_may_be_listed_site(&insn);
@@ -372,6 +406,39 @@ void *alloc_insn_page(void)
 }
 
 /*
+ * The two-byte opcodes (0f xx) whose copy may run without a trap after
+ * it. The set is the tree's (twobyte_is_boostable[] in its x86 kprobes
+ * core.c decides, and we keep to it): it leaves out system instructions
+ * and those with effects beyond the registers and memory operands, such
+ * as cpuid (0f a2), rdmsr and wrmsr (0f 32, 0f 30), sysenter and the
+ * 0f 38 and 0f 3a escapes, besides the jcc, which we emulate anyway.
+ */
+static bool twobyte_boostable(u8 op2)
+{
+	switch (op2) {
+	case 0x02: case 0x03: case 0x06: case 0x08: case 0x09:
+	case 0x1f:
+	case 0x20 ... 0x23:
+	case 0x31:
+	case 0x40 ... 0x4f:
+	case 0x60 ... 0x6b: case 0x6e: case 0x6f:
+	case 0x74 ... 0x77: case 0x7e: case 0x7f:
+	case 0x90 ... 0x9f:
+	case 0xa0: case 0xa1: case 0xa3 ... 0xa5: case 0xa8: case 0xa9:
+	case 0xab ... 0xad: case 0xaf:
+	case 0xb0 ... 0xb7: case 0xbb ... 0xbf:
+	case 0xc0: case 0xc1: case 0xc8 ... 0xcf:
+	case 0xd1 ... 0xd3: case 0xd5: case 0xd8: case 0xd9: case 0xdb ... 0xdd:
+	case 0xdf:
+	case 0xe1: case 0xe2: case 0xe5: case 0xe8: case 0xe9: case 0xeb ... 0xed:
+	case 0xef:
+	case 0xf1 ... 0xf3: case 0xf5: case 0xf8 ... 0xfa: case 0xfc ... 0xfe:
+		return true;
+	}
+	return false;
+}
+
+/*
  * May hits run the copy of @insn (at @addr) without trapping after it?
  * Only instructions the core copies get here: every control transfer is
  * emulated instead, so the copy's effect depends on where it runs only
@@ -388,6 +455,10 @@ static bool can_boost(struct insn *insn, unsigned long addr)
 		return false;
 	/* The boosted copy and its jump back share half a slot. */
 	if (insn->length > KPROBE_SLOT_SIZE - KPROBE_BOOST_OFFSET - JMP32_INSN_SIZE)
+		return false;
+	/* 0f xx as the tree decides; 0f 38 xx and 0f 3a xx never. */
+	if (insn->opcode.nbytes == 3 ||
+	    (insn->opcode.nbytes == 2 && !twobyte_boostable(insn->opcode.bytes[1])))
 		return false;
 	/*
 	 * An instruction with an exception-table entry is expected to
@@ -453,8 +524,35 @@ static int fill_slot(struct kprobe *p, struct insn *insn, const u8 *buf)
 		return ret;
 	}
 	text_poke(slot, image, sizeof(image));
+	perf_event_text_poke(slot, NULL, 0, image, sizeof(image));
 	p->ainsn.insn = slot;
 	return 0;
+}
+
+/*
+ * kCFI checks an indirect call with
+ *
+ *	movl $-type, %r10d	(41 ba imm32)
+ *	addl -4(%target), %r10d	(a 4-byte add, opcode 03)
+ *	je 1f
+ *	ud2			<- the CFI trap, 12 bytes after the movl
+ * 1:
+ *
+ * and the trap handler reads the movl and the addl to report the types:
+ * a breakpoint must not replace their first byte. Refused as the tree
+ * does, as if they were not instruction boundaries.
+ */
+static bool is_kcfi_check(struct insn *insn, unsigned long addr)
+{
+	if (!IS_ENABLED(CONFIG_CFI_CLANG))
+		return false;
+	switch (insn->opcode.bytes[0]) {
+	case 0xba:	/* movl $imm32, %r10d */
+		return is_cfi_trap(addr + 12);
+	case 0x03:	/* addl -4(%reg), %r10d */
+		return is_cfi_trap(addr + 6);
+	}
+	return false;
 }
 
 /**
@@ -477,7 +575,8 @@ int arch_prepare_kprobe(struct kprobe *p)
 		return -EINVAL;
 	if (!kprobe_insn_boundary(addr))
 		return -EILSEQ;
-	if (kprobe_read_original(buf, addr) || insn_decode_kernel(&insn, buf) < 0)
+	if (kprobe_read_original(buf, addr) || insn_decode_kernel(&insn, buf) < 0 ||
+	    is_kcfi_check(&insn, addr))
 		return -EILSEQ;
 
 	memset(&p->ainsn, 0, sizeof(p->ainsn));
@@ -510,11 +609,18 @@ void arch_remove_kprobe(struct kprobe *p)
 
 /* ---- arming --------------------------------------------------------------- */
 
+/*
+ * Text changes are told to perf (PERF_RECORD_TEXT_POKE), so that tools
+ * that decode a trace of the executed code (Intel PT, perf --kcore) see
+ * the bytes that ran. text_poke_bp_batch() tells of the jumps itself.
+ */
 static void write_probe_byte(struct kprobe *p, bool arm)
 {
 	static const u8 int3 = INT3_INSN_OPCODE;
+	const u8 *old = arm ? &p->opcode : &int3, *new = arm ? &int3 : &p->opcode;
 
-	text_poke(p->addr, arm ? &int3 : &p->opcode, 1);
+	text_poke(p->addr, new, 1);
+	perf_event_text_poke(p->addr, old, 1, new, 1);
 }
 
 /*

@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * x86-64 kprobes at ftrace sites: the core puts the site's address in its
- * ftrace_ops filter and ftrace calls us with full registers, so no
- * breakpoint is needed. Handlers see what a breakpoint hit would show
+ * x86-64 kprobes at ftrace sites: the core puts the site's address in one
+ * of its ftrace_ops' filters and ftrace calls us with full registers, so
+ * no breakpoint is needed. Handlers see what a breakpoint hit would show
  * them: regs->ip just past a one-byte int3 in the pre_handler, and past
  * the (five-byte) ftrace call in the post_handler.
+ *
+ * Other ftrace users of the same function may have set the IP ftrace
+ * returns to (a livepatch sends the call to the new function): unless a
+ * pre_handler redirected, it is put back as it was when we were called.
+ * So a change a post_handler makes to regs->ip is not honoured, as in
+ * the tree.
  */
 
 #include <linux/kprobes.h>
@@ -15,6 +21,7 @@
 static __always_inline void ftrace_site_hit(unsigned long ip, struct pt_regs *regs)
 {
 	struct kprobe *p = get_kprobe((kprobe_opcode_t *)ip);
+	unsigned long resume_ip;
 
 	if (unlikely(!p) || kprobe_disabled(p))
 		return;
@@ -25,6 +32,7 @@ static __always_inline void ftrace_site_hit(unsigned long ip, struct pt_regs *re
 
 	__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_ACTIVE);
 	__this_cpu_write(current_kprobe, p);
+	resume_ip = regs->ip;
 	regs->ip = ip + INT3_INSN_SIZE;
 	kprobe_count_hit(p);
 	if (p->pre_handler && p->pre_handler(p, regs))
@@ -36,6 +44,7 @@ static __always_inline void ftrace_site_hit(unsigned long ip, struct pt_regs *re
 		__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_SSDONE);
 		p->post_handler(p, regs, 0);
 	}
+	regs->ip = resume_ip;
 done:
 	__this_cpu_write(current_kprobe, NULL);
 }

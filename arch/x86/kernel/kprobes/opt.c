@@ -4,7 +4,8 @@
  *
  * An optimizable site gets a detour buffer when it is registered:
  *
- *	save the registers as a struct pt_regs on the stack
+ *	save the registers as a struct pt_regs on the stack, and clear
+ *		EFLAGS.AC (with SMAP)
  *	call optprobe_hit(op, regs), which runs the handlers
  *	if it returned 0: restore the registers, run a copy of the
  *		instructions the jump covers (the "region"), jump back
@@ -37,7 +38,9 @@
 #include <linux/jump_label.h>
 #include <linux/static_call.h>
 #include <linux/preempt.h>
+#include <linux/perf_event.h>
 
+#include <asm/cpufeature.h>
 #include <asm/text-patching.h>
 #include <asm/insn.h>
 #include <asm/segment.h>
@@ -70,6 +73,8 @@ asm(
 	"	pushq $" __stringify(__KERNEL_DS) "\n"
 	"	pushq %rsp\n"
 	"	pushfq\n"
+	"optprobe_tmpl_clac:\n"
+	"	.byte 0x0f, 0x1f, 0x00\n"		/* nopl (%rax), or clac */
 	"	leaq -24(%rsp), %rsp\n"
 	OPT_PUSH_GPRS
 	"	movq %rsp, %rsi\n"
@@ -93,9 +98,9 @@ asm(
 	".popsection\n"
 );
 
-extern const u8 optprobe_tmpl_save[], optprobe_tmpl_op[], optprobe_tmpl_call[],
-	optprobe_tmpl_jnz[], optprobe_tmpl_restore[], optprobe_tmpl_redirect[],
-	optprobe_tmpl_end[];
+extern const u8 optprobe_tmpl_save[], optprobe_tmpl_clac[], optprobe_tmpl_op[],
+	optprobe_tmpl_call[], optprobe_tmpl_jnz[], optprobe_tmpl_restore[],
+	optprobe_tmpl_redirect[], optprobe_tmpl_end[];
 
 /* Sites whose jump is in the text; under kprobe_mutex. */
 static unsigned int nr_optimized;
@@ -162,7 +167,8 @@ static bool jumps_into(struct insn *insn, unsigned long pc,
 
 /*
  * An indirect jump may land anywhere in its function (a jump table):
- * a jmp through a register or memory, or a jump to a retpoline thunk.
+ * a jmp through a register or memory (near, ff /4, or far, ff /5), or
+ * a jump to a retpoline thunk.
  */
 static bool is_indirect_jump(struct insn *insn, unsigned long pc,
 			     unsigned long func, unsigned long func_end)
@@ -171,7 +177,8 @@ static bool is_indirect_jump(struct insn *insn, unsigned long pc,
 	unsigned long target;
 	u8 op = insn->opcode.bytes[0];
 
-	if (op == 0xff && X86_MODRM_REG(insn->modrm.bytes[0]) == 4)
+	if (op == 0xff && (X86_MODRM_REG(insn->modrm.bytes[0]) == 4 ||
+			   X86_MODRM_REG(insn->modrm.bytes[0]) == 5))
 		return true;
 	if (op != 0xe9 && op != 0xeb)
 		return false;
@@ -294,6 +301,14 @@ static int build_detour(struct optimized_kprobe *op, u8 *slot, u8 *image,
 		return -E2BIG;
 
 	memcpy(image, optprobe_tmpl_save, save + restore);
+	/*
+	 * The probed code may be inside a user-access section (EFLAGS.AC
+	 * set, as after stac): the handlers must not run with SMAP off. The
+	 * flags saved just before hold AC for the way back. The int3 entry
+	 * does the same for breakpoint hits.
+	 */
+	if (cpu_feature_enabled(X86_FEATURE_SMAP))
+		memcpy(image + (optprobe_tmpl_clac - optprobe_tmpl_save), "\x0f\x01\xca", 3);
 	memcpy(image + (optprobe_tmpl_op - optprobe_tmpl_save) + 2, &op_imm, sizeof(op_imm));
 	call = optprobe_tmpl_call - optprobe_tmpl_save;
 	__text_gen_insn(image + call, CALL_INSN_OPCODE, slot + call, optprobe_hit,
@@ -364,6 +379,7 @@ int arch_prepare_optimized_kprobe(struct optimized_kprobe *op, struct kprobe *or
 		return size;
 	}
 	text_poke(slot, image, size);
+	perf_event_text_poke(slot, NULL, 0, image, size);	/* see write_probe_byte() */
 	op->optinsn.insn = slot;
 	op->optinsn.size = len;
 	memcpy(op->optinsn.orig, region, JMP32_INSN_SIZE);
