@@ -114,6 +114,7 @@
 #include <linux/uaccess.h>
 #include <linux/rcupdate_wait.h>
 #include <linux/sort.h>
+#include <linux/list_sort.h>
 
 #include <asm/sections.h>
 
@@ -2579,9 +2580,20 @@ static int batch_finish(struct kprobe_batch *b)
 	return ret;
 }
 
+static int cmp_retiring_addr(void *priv, const struct list_head *a,
+			     const struct list_head *b)
+{
+	unsigned long x = (unsigned long)aggr_site(list_entry(a, struct kprobe_aggregate, dying))->addr;
+	unsigned long y = (unsigned long)aggr_site(list_entry(b, struct kprobe_aggregate, dying))->addr;
+
+	return x < y ? -1 : x > y;
+}
+
 /*
  * Write back the text of the first @max retiring sites and move them to
  * retired_sites; the caller sees that retire_work runs. kprobe_mutex held.
+ * The chunk goes in address order: text_poke_queue() starts a new batch
+ * (three text syncs) at every address lower than the one before.
  */
 static void retire_some_sites(unsigned int max)
 {
@@ -2603,6 +2615,7 @@ static void retire_some_sites(unsigned int max)
 		list_cut_position(&chunk, &retiring_sites, &agg->dying);
 	}
 	nr_retiring -= nr;
+	list_sort(NULL, &chunk, cmp_retiring_addr);
 
 	batch_begin(&b);
 	list_for_each_entry(agg, &chunk, dying)
@@ -3503,6 +3516,16 @@ late_initcall(kprobes_debugfs_init);
 /* ---- the optimizer: writing the jumps, and its sysctl --------------------- */
 
 #ifdef CONFIG_OPTPROBES
+/* Jumps are queued in address order, which text_poke_queue() batches best. */
+static int cmp_claimed_addr(void *priv, const struct list_head *a,
+			    const struct list_head *b)
+{
+	unsigned long x = (unsigned long)list_entry(a, struct optimized_kprobe, list)->kp.addr;
+	unsigned long y = (unsigned long)list_entry(b, struct optimized_kprobe, list)->kp.addr;
+
+	return x < y ? -1 : x > y;
+}
+
 /*
  * Optimize the queued sites. They are marked OPT_READY first, so that
  * breakpoint hits no longer return into the region after its first
@@ -3539,6 +3562,7 @@ static void kprobe_optimizer(struct work_struct *work)
 	mutex_lock(&kprobe_mutex);
 	/* Sites that retired meanwhile may be inside a claimed one's region. */
 	batch_begin_retired(&b);
+	list_sort(NULL, &claimed, cmp_claimed_addr);
 	list_for_each_entry_safe(op, next, &claimed, list) {
 		list_del_init(&op->list);
 		op->kp.flags &= ~KPROBE_FLAG_OPT_QUEUED;
