@@ -176,7 +176,13 @@ unsigned long kpt_callind(unsigned long (*fn)(void)); /* call *%rax at +3 */
 unsigned long kpt_callmem(void);	/* call *kpt_fnptr(%rip) at +0 */
 unsigned long kpt_pushf(void);		/* pushf at +0; returns the flags */
 unsigned long kpt_fault_load(unsigned long addr); /* load at +7, fixup */
-void kpt_unsupported(void);		/* int3 at +0, ud2 at +1 */
+/*
+ * Instructions no probe may be put on: int3 +0, ud2 +1, hlt +3, iretq +4,
+ * syscall +6, sysretq +8, lret +11, int $0x80 +12. Never called; objtool
+ * is told not to follow it.
+ */
+void kpt_unsupported(void);
+STACK_FRAME_NON_STANDARD(kpt_unsupported);
 unsigned long kpt_opt(unsigned long x);	/* x + 6; optimizable at +0, covers +3 */
 unsigned long kpt_inc(unsigned long x);	/* x + 1; add at +3 boostable, not optimizable */
 /*
@@ -299,6 +305,12 @@ asm(
 	KPT_FUNC(kpt_unsupported)
 	"	int3\n"
 	"	ud2\n"
+	"	hlt\n"
+	"	iretq\n"
+	"	syscall\n"
+	"	sysretq\n"
+	"	lret\n"
+	"	int $0x80\n"
 	KPT_END(kpt_unsupported)
 
 	KPT_FUNC(kpt_inc)
@@ -798,6 +810,10 @@ static void test_refuse_blacklisted(struct kunit *test)
 #endif
 	KUNIT_EXPECT_TRUE(test, within_kprobe_blacklist((unsigned long)get_kprobe));
 	KUNIT_EXPECT_FALSE(test, within_kprobe_blacklist((unsigned long)kprobe_target));
+	/* Softirq entry text is not blacklisted, as in the tree. */
+	init_probe(&kp, NULL, "__do_softirq", 0, count_pre, NULL);
+	KUNIT_EXPECT_EQ(test, 0, register_kprobe(&kp));
+	unregister_kprobe(&kp);
 }
 
 static void test_refuse_registered_twice(struct kunit *test)
@@ -1322,10 +1338,13 @@ static void test_refuse_unsupported_insn(struct kunit *test)
 {
 	struct kprobe kp;
 
-	init_probe(&kp, (void *)kpt_unsupported, NULL, 0, count_pre, NULL);
-	KUNIT_EXPECT_EQ(test, -EOPNOTSUPP, register_kprobe(&kp));
-	init_probe(&kp, insn_at(kpt_unsupported, 1), NULL, 0, count_pre, NULL);
-	KUNIT_EXPECT_EQ(test, -EOPNOTSUPP, register_kprobe(&kp));
+	static const int offsets[] = { 0, 1, 3, 4, 6, 8, 11, 12 };
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(offsets); i++) {
+		init_probe(&kp, insn_at(kpt_unsupported, offsets[i]), NULL, 0, count_pre, NULL);
+		EXPECT_REFUSED(test, -EOPNOTSUPP, &kp);
+	}
 }
 
 /*
@@ -2758,6 +2777,204 @@ static void test_optimized_freed_after_tasks_gp(struct kunit *test)
 #endif /* CONFIG_OPTPROBES */
 #endif /* CONFIG_X86_64 */
 
+/* ---- behaviours the seeds document, each asserted ------------------------------ */
+
+static int ctx_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	/* Breakpoint path: interrupts off; elsewhere as the probed code had them. */
+	HANDLER_CHECK(irqs_disabled() == !kprobe_ftrace(p));
+	atomic_inc(&pre_hits);
+	return 0;
+}
+
+static void ctx_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+	HANDLER_CHECK(flags == 0);
+	HANDLER_CHECK(irqs_disabled() == !kprobe_ftrace(p));
+	atomic_inc(&post_hits);
+}
+
+/*
+ * A post_handler's flags are 0; handlers on the breakpoint path run with
+ * interrupts off, on the ftrace path as the probed code had them.
+ */
+static void test_handler_context(struct kunit *test)
+{
+	struct kprobe kp;
+
+	init_probe(&kp, NULL, "kprobe_target", 0, ctx_pre, ctx_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	target(rand1);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
+}
+
+/* A probe named "module:symbol" is that module's symbol. */
+static void test_module_symbol_form(struct kunit *test)
+{
+	struct kprobe kp;
+
+	if (!IS_MODULE(CONFIG_KPROBES_SANITY_TEST))
+		kunit_skip(test, "the suite is built in");
+	init_probe(&kp, NULL, KBUILD_MODNAME ":kprobe_target", 0, count_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_PTR_EQ(test, (void *)kp.addr, entry_of(kprobe_target));
+	target(rand1);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+}
+
+#ifdef CONFIG_KRETPROBES
+static int return_nonzero(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	atomic_inc(&ret_hits);
+	return 1;
+}
+
+/* A kretprobe handler's return value is ignored. */
+static void test_kretprobe_return_ignored(struct kunit *test)
+{
+	struct kretprobe rp;
+
+	atomic_set(&ret_hits, 0);
+	init_rp(&rp, "kprobe_target", NULL, return_nonzero, 0, 0);
+	KUNIT_ASSERT_EQ(test, 0, register_kretprobe(&rp));
+	KUNIT_EXPECT_EQ(test, target(rand1), rand1 / DIV_FACTOR);
+	KUNIT_EXPECT_EQ(test, target(rand1), rand1 / DIV_FACTOR);
+	unregister_kretprobe(&rp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 2);
+}
+
+static noinline u32 kprobe_recurse(u32 n);
+static u32 (*volatile recurse_fn)(u32) = kprobe_recurse;
+
+static noinline u32 kprobe_recurse(u32 n)
+{
+	return n ? recurse_fn(n - 1) + 1 : 0;
+}
+
+static int entry_count(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	atomic_inc(&entry_hits);
+	return 0;
+}
+
+/*
+ * With every instance in use, a call is not tracked: nmissed counts it
+ * and its entry_handler does not run either.
+ */
+static void test_kretprobe_missed_skips_entry(struct kunit *test)
+{
+	struct kretprobe rp;
+
+	atomic_set(&ret_hits, 0);
+	atomic_set(&entry_hits, 0);
+	init_rp(&rp, "kprobe_recurse", entry_count, return_count, 0, 1);
+	KUNIT_ASSERT_EQ(test, 0, register_kretprobe(&rp));
+	KUNIT_EXPECT_EQ(test, recurse_fn(4), 4U);	/* 5 calls, 4 nested */
+	unregister_kretprobe(&rp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&entry_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 1);
+	KUNIT_EXPECT_EQ(test, rp.nmissed, 4);
+}
+
+static int calls_target2(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	target2(rand1);
+	atomic_inc(&ret_hits);
+	return 0;
+}
+
+/* A probe hit inside a kretprobe's handler is counted as missed. */
+static void test_kretprobe_nested_hit(struct kunit *test)
+{
+	struct kretprobe rp;
+	struct kprobe kp;
+
+	atomic_set(&ret_hits, 0);
+	init_probe(&kp, (void *)kprobe_target2, NULL, 0, count_pre2, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	init_rp(&rp, "kprobe_target", NULL, calls_target2, 0, 0);
+	KUNIT_ASSERT_EQ(test, 0, register_kretprobe(&rp));
+	target(rand1);
+	unregister_kretprobe(&rp);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 0);
+	KUNIT_EXPECT_EQ(test, kp.nmissed, 1UL);
+}
+
+static DECLARE_COMPLETION(exit_target_done);
+
+static noinline void kprobe_exit_target(void)
+{
+	kthread_complete_and_exit(&exit_target_done, 0);
+}
+
+static int exiting_thread(void *unused)
+{
+	kprobe_exit_target();
+	return 0;
+}
+
+/*
+ * A task exits inside a function whose return is hooked: its instance
+ * is recycled, no handler runs, and unregistering finds nothing amiss
+ * (KASAN and kmemleak watch).
+ */
+static void test_kretprobe_task_exits_in_flight(struct kunit *test)
+{
+	struct task_struct *t;
+	struct kretprobe rp;
+
+	atomic_set(&ret_hits, 0);
+	atomic_set(&entry_hits, 0);
+	reinit_completion(&exit_target_done);
+	init_rp(&rp, "kprobe_exit_target", entry_count, return_count, 0, 0);
+	KUNIT_ASSERT_EQ(test, 0, register_kretprobe(&rp));
+	t = kthread_run(exiting_thread, NULL, "kprobes-exit");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	wait_for_completion(&exit_target_done);
+	msleep(20);
+	unregister_kretprobe(&rp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&entry_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 0);
+}
+#endif /* CONFIG_KRETPROBES */
+
+#if defined(CONFIG_X86_64) && defined(CONFIG_OPTPROBES)
+static int opt_calls_target2(struct kprobe *p, struct pt_regs *regs)
+{
+	HANDLER_CHECK(!irqs_disabled());	/* as kpt_opt's caller had them */
+	target2(rand1);
+	atomic_inc(&pre_hits);
+	return 0;
+}
+
+/*
+ * A probe hit inside the handler of an optimized probe is counted as
+ * missed; the optimized probe's handler runs with interrupts as the
+ * probed code had them.
+ */
+static void test_optimized_nested_hit(struct kunit *test)
+{
+	struct kprobe opt, inner;
+
+	init_probe(&inner, (void *)kprobe_target2, NULL, 0, count_pre2, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&inner));
+	init_probe(&opt, kpt_opt, NULL, 0, opt_calls_target2, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&opt));
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_TRUE(test, site_optimized(kpt_opt));
+	KUNIT_EXPECT_EQ(test, kpt_opt(1), 7UL);
+	unregister_kprobes((struct kprobe *[]){ &opt, &inner }, 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 0);
+	KUNIT_EXPECT_EQ(test, inner.nmissed, 1UL);
+}
+#endif
+
 static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_kprobe_by_symbol),
 	KUNIT_CASE(test_kprobe_by_addr),
@@ -2777,6 +2994,8 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_aggregate_under_hits),
 	KUNIT_CASE(test_disable_enable),
 	KUNIT_CASE(test_unregister_clears_addr),
+	KUNIT_CASE(test_handler_context),
+	KUNIT_CASE(test_module_symbol_form),
 	KUNIT_CASE(test_register_listed_twice),
 #ifdef CONFIG_X86_64
 	KUNIT_CASE(test_refuse_inside_endbr),
@@ -2788,6 +3007,7 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_optimizer_function_checks),
 	KUNIT_CASE(test_optimized_clac),
 	KUNIT_CASE(test_optimized_freed_after_tasks_gp),
+	KUNIT_CASE(test_optimized_nested_hit),
 #endif
 	KUNIT_CASE(test_kprobes_many),
 	KUNIT_CASE(test_index_churn),
@@ -2835,6 +3055,10 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_kretprobe_refusals),
 	KUNIT_CASE(test_kretprobes_listed_twice),
 	KUNIT_CASE(test_kretprobes_batch_rollback),
+	KUNIT_CASE(test_kretprobe_return_ignored),
+	KUNIT_CASE(test_kretprobe_missed_skips_entry),
+	KUNIT_CASE(test_kretprobe_nested_hit),
+	KUNIT_CASE(test_kretprobe_task_exits_in_flight),
 	KUNIT_CASE(test_kretprobe_with_kprobe),
 	KUNIT_CASE(test_kretprobe_unregister_in_flight),
 	KUNIT_CASE(test_kretprobe_unregister_racing),

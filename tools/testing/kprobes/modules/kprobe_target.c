@@ -100,6 +100,28 @@ static noinline int __init kprobe_target_init_func(int x)
 
 static int (*volatile init_fn)(int) __initdata = kprobe_target_init_func;
 
+/*
+ * Writing 0 or 1 to 'init_probe_enabled' disables or enables the probe
+ * on the init function, which is gone once the module is live; the
+ * write fails with what disable_kprobe() or enable_kprobe() returned.
+ */
+static int init_probe_enabled_set(const char *val, const struct kernel_param *kp)
+{
+	bool on;
+	int ret = kstrtobool(val, &on);
+
+	if (ret)
+		return ret;
+	if (!probe_init)
+		return -ENOENT;
+	return on ? enable_kprobe(&init_probe) : disable_kprobe(&init_probe);
+}
+
+static const struct kernel_param_ops init_probe_enabled_ops = {
+	.set = init_probe_enabled_set,
+};
+module_param_cb(init_probe_enabled, &init_probe_enabled_ops, NULL, 0200);
+
 static int __init kprobe_target_init(void)
 {
 	int ret;
