@@ -2580,11 +2580,15 @@ static int batch_finish(struct kprobe_batch *b)
 	return ret;
 }
 
+static unsigned long retiring_addr(const struct list_head *dying)
+{
+	return (unsigned long)aggr_site(list_entry(dying, struct kprobe_aggregate, dying))->addr;
+}
+
 static int cmp_retiring_addr(void *priv, const struct list_head *a,
 			     const struct list_head *b)
 {
-	unsigned long x = (unsigned long)aggr_site(list_entry(a, struct kprobe_aggregate, dying))->addr;
-	unsigned long y = (unsigned long)aggr_site(list_entry(b, struct kprobe_aggregate, dying))->addr;
+	unsigned long x = retiring_addr(a), y = retiring_addr(b);
 
 	return x < y ? -1 : x > y;
 }

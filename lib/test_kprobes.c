@@ -553,11 +553,12 @@ static void init_probe(struct kprobe *p, void *addr, const char *sym,
  */
 #define EXPECT_REFUSED(test, err, kp)					\
 	do {								\
-		int __ret = register_kprobe(kp);			\
+		struct kprobe *__kp = (kp);				\
+		int __ret = register_kprobe(__kp);			\
 									\
 		KUNIT_EXPECT_EQ(test, err, __ret);			\
 		if (!__ret)						\
-			unregister_kprobe(kp);				\
+			unregister_kprobe(__kp);			\
 	} while (0)
 
 /* ---- basic registration ------------------------------------------------------ */
@@ -1155,11 +1156,12 @@ static int return_count(struct kretprobe_instance *ri, struct pt_regs *regs)
 /* EXPECT_REFUSED() for kretprobes. */
 #define EXPECT_RP_REFUSED(test, err, rp)				\
 	do {								\
-		int __ret = register_kretprobe(rp);			\
+		struct kretprobe *__rp = (rp);				\
+		int __ret = register_kretprobe(__rp);			\
 									\
 		KUNIT_EXPECT_EQ(test, err, __ret);			\
 		if (!__ret)						\
-			unregister_kretprobe(rp);			\
+			unregister_kretprobe(__rp);			\
 	} while (0)
 
 static void init_rp(struct kretprobe *rp, const char *sym, kretprobe_handler_t entry,
@@ -2606,6 +2608,7 @@ static void test_refuse_preamble(struct kunit *test)
 	char sym[KSYM_SYMBOL_LEN], *plus;
 	unsigned long size, off;
 	struct kprobe kp;
+	int fields;
 	u8 *pad;
 
 	/* "__pfx_kprobe_target+0xf/0x10 [test_kprobes]" */
@@ -2615,7 +2618,8 @@ static void test_refuse_preamble(struct kunit *test)
 		kunit_skip(test, "functions have no preamble symbol (%s)", sym);
 	plus = strchr(sym, '+');
 	KUNIT_ASSERT_NOT_NULL(test, plus);
-	KUNIT_ASSERT_EQ(test, sscanf(plus, "+%lx/%lx", &off, &size), 2);
+	fields = sscanf(plus, "+%lx/%lx", &off, &size);
+	KUNIT_ASSERT_EQ(test, fields, 2);
 	*plus = '\0';
 	for (pad -= off; size; size--, pad++) {
 		init_probe(&kp, pad, NULL, 0, count_pre, NULL);
@@ -2749,7 +2753,7 @@ static int tasks_gp_blocker(void *started)
 static void test_optimized_freed_after_tasks_gp(struct kunit *test)
 {
 	DECLARE_COMPLETION_ONSTACK(started);
-	unsigned long (*detour)(unsigned long);
+	unsigned long (*detour)(unsigned long x);
 	struct task_struct *blocker;
 	struct kprobe kp, *site;
 
@@ -2846,12 +2850,13 @@ static void test_kretprobe_return_ignored(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 2);
 }
 
-static noinline u32 kprobe_recurse(u32 n);
-static u32 (*volatile recurse_fn)(u32) = kprobe_recurse;
-
+/* Calls itself through a pointer, so that each call is a real one. */
 static noinline u32 kprobe_recurse(u32 n)
 {
-	return n ? recurse_fn(n - 1) + 1 : 0;
+	u32 (*self)(u32 n) = kprobe_recurse;
+
+	OPTIMIZER_HIDE_VAR(self);
+	return n ? self(n - 1) + 1 : 0;
 }
 
 static int entry_count(struct kretprobe_instance *ri, struct pt_regs *regs)
@@ -2872,7 +2877,7 @@ static void test_kretprobe_missed_skips_entry(struct kunit *test)
 	atomic_set(&entry_hits, 0);
 	init_rp(&rp, "kprobe_recurse", entry_count, return_count, 0, 1);
 	KUNIT_ASSERT_EQ(test, 0, register_kretprobe(&rp));
-	KUNIT_EXPECT_EQ(test, recurse_fn(4), 4U);	/* 5 calls, 4 nested */
+	KUNIT_EXPECT_EQ(test, kprobe_recurse(4), 4U);	/* 5 calls, 4 nested */
 	unregister_kretprobe(&rp);
 	KUNIT_EXPECT_EQ(test, atomic_read(&entry_hits), 1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 1);
