@@ -309,7 +309,7 @@ asm(
 	"	iretq\n"
 	"	syscall\n"
 	"	sysretq\n"
-	"	lret\n"
+	"	lretl\n"
 	"	int $0x80\n"
 	KPT_END(kpt_unsupported)
 
@@ -2939,8 +2939,13 @@ static void test_kretprobe_task_exits_in_flight(struct kunit *test)
 	init_rp(&rp, "kprobe_exit_target", entry_count, return_count, 0, 0);
 	KUNIT_ASSERT_EQ(test, 0, register_kretprobe(&rp));
 	t = kthread_run(exiting_thread, NULL, "kprobes-exit");
-	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	if (IS_ERR(t)) {
+		unregister_kretprobe(&rp);
+		KUNIT_FAIL(test, "no thread: %ld", PTR_ERR(t));
+		return;
+	}
 	wait_for_completion(&exit_target_done);
+	/* Most likely the task is reaped, and its instance recycled, by now. */
 	msleep(20);
 	unregister_kretprobe(&rp);
 	KUNIT_EXPECT_EQ(test, atomic_read(&entry_hits), 1);
