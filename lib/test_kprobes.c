@@ -198,6 +198,10 @@ unsigned long kpt_forbidden(void);	/* NOKPROBE; kpt_forbidden.cold etc. beside i
 NOKPROBE_SYMBOL(kpt_forbidden);
 unsigned long kpt_allowed(void);	/* kpt_allowed.cold beside it */
 unsigned long kpt_cpuid(void);		/* cpuid at +5 (0f a2): never boosted */
+#ifdef CONFIG_HAVE_STATIC_CALL_INLINE
+/* x ? kpt_static_call(x) : 0, the call a Jcc tail call at +2 (6 bytes) */
+int kpt_sc_jcc(int x);
+#endif
 unsigned long kpt_ex_in(unsigned long *p);	/* *p + 1; load at +0 has a fixup */
 /* x + 5; optimizable at +0; a load at +7 whose fixup is past the region */
 unsigned long kpt_ex_out(unsigned long x, unsigned long *p);
@@ -371,6 +375,16 @@ asm(
 	"	movl $7, %eax\n"
 	KPT_RET
 	KPT_END(kpt_allowed.cold)
+
+#ifdef CONFIG_HAVE_STATIC_CALL_INLINE
+	/* objtool lists the jnz as a static call site (a conditional tail call). */
+	KPT_FUNC(kpt_sc_jcc)
+	"	testl %edi, %edi\n"
+	"	jnz " STATIC_CALL_TRAMP_STR(kpt_static_call) "\n"
+	"	xorl %eax, %eax\n"
+	KPT_RET
+	KPT_END(kpt_sc_jcc)
+#endif
 
 	KPT_FUNC(kpt_cpuid)
 	"	pushq %rbx\n"
@@ -2633,7 +2647,8 @@ static void test_refuse_preamble(struct kunit *test)
 
 /*
  * A static call whose target is "return 0" is written as a five-byte
- * xor: it is refused as the static call site it is (review finding F2).
+ * xor, and a conditional tail call as a six-byte jcc: each is refused as
+ * the static call site it is (review finding F2).
  */
 static void test_refuse_static_call_ret0(struct kunit *test)
 {
@@ -2645,6 +2660,18 @@ static void test_refuse_static_call_ret0(struct kunit *test)
 	expect_one_listed_site(test, kpt_sc_ret0_fn, sizeof(xor5rax), &at);
 	KUNIT_EXPECT_EQ(test, memcmp(at, xor5rax, sizeof(xor5rax)), 0);
 	KUNIT_EXPECT_EQ(test, kpt_sc_ret0_fn(3), 3);
+#ifdef CONFIG_HAVE_STATIC_CALL_INLINE
+	/*
+	 * A conditional tail call, written as a six-byte jcc; the static
+	 * call table reserves five bytes of any site (the tree's too), so
+	 * the sixth is a mere non-boundary, -EILSEQ.
+	 */
+	expect_one_listed_site(test, kpt_sc_jcc, CALL_INSN_SIZE, &at);
+	KUNIT_EXPECT_EQ(test, at[0], 0x0f);
+	KUNIT_EXPECT_EQ(test, at[1] & 0xf0, 0x80);
+	KUNIT_EXPECT_EQ(test, kpt_sc_jcc(4), 5);
+	KUNIT_EXPECT_EQ(test, kpt_sc_jcc(0), 0);
+#endif
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 0);
 }
 
