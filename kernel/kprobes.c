@@ -1171,6 +1171,7 @@ struct ftrace_filter_change {
 
 struct ftrace_filter_changes {
 	struct ftrace_filter_change *change;
+	unsigned long *ips;	/* room for applying them, so that it cannot fail */
 	unsigned int nr;
 	unsigned int max;
 };
@@ -1215,10 +1216,11 @@ static bool site_is_armed(struct kprobe *site)
 	return site->flags & KPROBE_FLAG_ARMED;
 }
 
-/* Room for one more change in @l. */
+/* Room for one more change in @l, and for applying it. */
 static int ftrace_changes_reserve(struct ftrace_filter_changes *l)
 {
 	struct ftrace_filter_change *change;
+	unsigned long *ips;
 	unsigned int n;
 
 	if (l->nr < l->max)
@@ -1228,6 +1230,10 @@ static int ftrace_changes_reserve(struct ftrace_filter_changes *l)
 	if (!change)
 		return -ENOMEM;
 	l->change = change;
+	ips = krealloc_array(l->ips, n, sizeof(*ips), GFP_KERNEL);
+	if (!ips)
+		return -ENOMEM;
+	l->ips = ips;
 	l->max = n;
 	return 0;
 }
@@ -1371,22 +1377,18 @@ static int cmp_filter_change(const void *a, const void *b)
 /*
  * Apply a batch's changes to one filter and free them: removals first,
  * then additions. Sites that could not be added are marked unarmed.
+ * The ips to add fill l->ips from the front, those to remove from the
+ * back: together they are at most one per change.
  */
 static int ftrace_changes_apply(struct ftrace_filter_changes *l, int kind)
 {
 	struct ftrace_filter_change *c = l->change;
-	unsigned long *add, *del;
 	unsigned int i, j, nr_add = 0, nr_del = 0;
+	unsigned long *add = l->ips, *del;
 	int ret = 0, err, sum;
 
 	if (!l->nr)
 		goto out;
-	add = kmalloc_array(2 * l->nr, sizeof(*add), GFP_KERNEL);
-	if (!add) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	del = add + l->nr;
 	sort(c, l->nr, sizeof(*c), cmp_filter_change, NULL);
 	for (i = 0; i < l->nr; i = j) {
 		for (sum = 0, j = i; j < l->nr && c[j].ip == c[i].ip; j++)
@@ -1394,8 +1396,9 @@ static int ftrace_changes_apply(struct ftrace_filter_changes *l, int kind)
 		if (sum > 0)
 			add[nr_add++] = c[i].ip;
 		else if (sum < 0)
-			del[nr_del++] = c[i].ip;
+			l->ips[l->nr - ++nr_del] = c[i].ip;
 	}
+	del = l->ips + l->nr - nr_del;
 	if (nr_del)
 		ret = ftrace_filter_update(kind, del, nr_del, true);
 	if (nr_add) {
@@ -1411,9 +1414,9 @@ static int ftrace_changes_apply(struct ftrace_filter_changes *l, int kind)
 		}
 		ret = ret ?: err;
 	}
-	kfree(add);
 out:
 	kfree(l->change);
+	kfree(l->ips);
 	return ret;
 }
 
