@@ -873,28 +873,35 @@ static bool in_blacklisted_range(unsigned long addr)
  * named after the function with a suffix: foo.cold, foo.isra.0,
  * foo.constprop.0, foo.part.0. NOKPROBE_SYMBOL(foo) names only foo, yet
  * the pieces run on the same paths. Return the address of the function
- * @addr is a piece of (looked up in the same module), or 0.
+ * the symbol @name (of module @modname, or of vmlinux for NULL) is a
+ * piece of, looked up in the same module; 0 when it is none.
  */
-static unsigned long piece_of_function(unsigned long addr)
+static unsigned long piece_origin(const char *name, const char *modname)
 {
-	char buf[MODULE_NAME_LEN + 1 + KSYM_NAME_LEN];
-	char *name = buf + MODULE_NAME_LEN + 1, *modname = NULL, *suffix;
-	size_t len;
+	char whole[MODULE_NAME_LEN + 1 + KSYM_NAME_LEN];
+	const char *suffix = strchr(name, '.');
+	int len;
 
-	if (!kallsyms_lookup(addr, NULL, NULL, &modname, name))
-		return 0;
-	suffix = strchr(name, '.');
 	if (!suffix || suffix == name)
 		return 0;
-	*suffix = '\0';
-	if (modname) {
-		/* "module:foo", built in front of the name. */
-		len = strnlen(modname, MODULE_NAME_LEN);
-		name -= len + 1;
-		memcpy(name, modname, len);
-		name[len] = ':';
-	}
-	return (unsigned long)kprobe_lookup_name(name, 0);
+	len = suffix - name;
+	if (modname)
+		snprintf(whole, sizeof(whole), "%s:%.*s", modname, len, name);
+	else
+		snprintf(whole, sizeof(whole), "%.*s", len, name);
+	return (unsigned long)kprobe_lookup_name(whole, 0);
+}
+
+/* within_kprobe_blacklist() for @addr, in the symbol @name of @modname. */
+static bool blacklisted_symbol(unsigned long addr, const char *name,
+			       const char *modname)
+{
+	unsigned long whole;
+
+	if (in_blacklisted_range(addr))
+		return true;
+	whole = piece_origin(name, modname);
+	return whole && whole != addr && in_blacklisted_range(whole);
 }
 
 /**
@@ -906,12 +913,14 @@ static unsigned long piece_of_function(unsigned long addr)
  */
 bool within_kprobe_blacklist(unsigned long addr)
 {
-	unsigned long whole;
+	char name[KSYM_NAME_LEN];
+	char *modname = NULL;
 
 	if (in_blacklisted_range(addr))
 		return true;
-	whole = piece_of_function(addr);
-	return whole && whole != addr && in_blacklisted_range(whole);
+	if (!kallsyms_lookup(addr, NULL, NULL, &modname, name))
+		return false;
+	return blacklisted_symbol(addr, name, modname);
 }
 EXPORT_SYMBOL_GPL(within_kprobe_blacklist);
 
@@ -1061,11 +1070,13 @@ static kprobe_opcode_t *resolve_probe_addr(kprobe_opcode_t *addr,
  * The function around the probe add_probe() is placing, looked up once
  * for the core's checks and the arch's: a module's symbols are searched
  * one by one. Filled by place_probe(), emptied when add_probe() is done
- * with the probe; kprobe_mutex.
+ * with the probe; kprobe_mutex. @modname is empty for vmlinux.
  */
 static struct {
 	unsigned long start;
 	unsigned long size;
+	char modname[MODULE_NAME_LEN];
+	char name[KSYM_NAME_LEN];
 } probed_function;
 
 /**
@@ -1104,10 +1115,12 @@ static int place_probe(struct kprobe *p)
 {
 	unsigned long addr = (unsigned long)p->addr, size, offset;
 	kprobe_opcode_t *where;
+	char *modname = NULL;
 	bool on_func_entry;
 
-	if (!kallsyms_lookup_size_offset(addr, &size, &offset))
+	if (!kallsyms_lookup(addr, &size, &offset, &modname, probed_function.name))
 		return -ENOENT;
+	strscpy(probed_function.modname, modname ?: "", sizeof(probed_function.modname));
 	probed_function.start = addr - offset;
 	probed_function.size = size;
 	where = place_in_function(addr, addr - offset, &on_func_entry);
@@ -1774,12 +1787,8 @@ bool __weak arch_kprobe_may_be_listed_site(unsigned long addr)
  * preamble (__cfi_foo), whose bytes are the type hash that indirect
  * callers check. By name: nothing else marks them.
  */
-static bool in_function_preamble(unsigned long addr)
+static bool is_preamble_symbol(const char *name)
 {
-	char name[KSYM_NAME_LEN];
-
-	if (lookup_symbol_name(addr, name))
-		return false;
 	return str_has_prefix(name, "__pfx_") || str_has_prefix(name, "__cfi_");
 }
 
@@ -1803,7 +1812,10 @@ static int check_probe_address(struct kprobe *p)
 		p->flags |= KPROBE_FLAG_FTRACE;
 	}
 
-	if (within_kprobe_blacklist(addr) || in_function_preamble(addr))
+	/* The symbol place_probe() found: @addr is in it. */
+	if (blacklisted_symbol(addr, probed_function.name,
+			       probed_function.modname[0] ? probed_function.modname : NULL) ||
+	    is_preamble_symbol(probed_function.name))
 		return -EINVAL;
 	if (arch_kprobe_may_be_listed_site(addr) &&
 	    (jump_label_text_reserved(p->addr, p->addr) ||

@@ -173,18 +173,20 @@ bool kprobe_insn_boundary(unsigned long addr)
 /*
  * Could @insn be a site the kernel keeps in a table: one that jump
  * labels, static calls or ftrace write, or a BUG()? The writers put
- * five- and six-byte instructions there (call, jmp, jcc and nop5, and
- * for a static call's "return 0" an xor %eax,%eax after three cs
- * prefixes), or a jmp8, a nop2 or a ret; a BUG() or WARN() is a ud2.
- * They write under text_mutex, which the callers hold. Anything else
- * cannot be one.
+ * a call, a jmp, a jcc rel32, a nop of any size, a ret, or for a static
+ * call's "return 0" an xor %eax,%eax behind three cs prefixes (five
+ * bytes); a BUG() or WARN() is a ud2. They write under text_mutex, which
+ * the callers hold. Anything else cannot be one, and needs no walk of
+ * the tables.
  */
 bool kprobe_insn_may_be_listed_site(struct insn *insn)
 {
-	if (insn->length == 5 || insn->length == 6)
-		return true;
 	switch (insn->opcode.bytes[0]) {
+	case 0x31:			/* xor %eax,%eax: listed with three cs */
+		return insn->length == 5;
 	case 0x90:			/* nop (with any prefix) */
+	case CALL_INSN_OPCODE:
+	case JMP32_INSN_OPCODE:
 	case JMP8_INSN_OPCODE:
 	case RET_INSN_OPCODE:
 	case 0xc2:			/* ret imm16 */
@@ -194,6 +196,7 @@ bool kprobe_insn_may_be_listed_site(struct insn *insn)
 		switch (insn->opcode.bytes[1]) {
 		case 0x1f:		/* nopl, nopw */
 		case 0x0b:		/* ud2 */
+		case 0x80 ... 0x8f:	/* jcc rel32: a conditional tail call */
 			return true;
 		}
 	}
