@@ -39,8 +39,8 @@ static __always_inline void ftrace_site_hit(unsigned long ip, struct pt_regs *re
 		goto done;	/* the pre_handler chose where ftrace returns to */
 
 	/* "Execute" the ftrace call: the function goes on after it. */
-	regs->ip = ip + MCOUNT_INSN_SIZE;
 	if (p->post_handler) {
+		regs->ip = ip + MCOUNT_INSN_SIZE;
 		__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_SSDONE);
 		p->post_handler(p, regs, 0);
 	}
