@@ -854,6 +854,12 @@ bool __weak arch_within_kprobe_blacklist(unsigned long addr)
 	return false;
 }
 
+/* -1, 0 or 1 as @x is below, equal to or above @y: for the sorts below. */
+static int order_ulong(unsigned long x, unsigned long y)
+{
+	return x < y ? -1 : x > y;
+}
+
 /* Is @addr in one of the blacklisted ranges? */
 static bool in_blacklisted_range(unsigned long addr)
 {
@@ -892,15 +898,12 @@ static unsigned long piece_origin(const char *name, const char *modname)
 	return (unsigned long)kprobe_lookup_name(whole, 0);
 }
 
-/* within_kprobe_blacklist() for @addr, in the symbol @name of @modname. */
-static bool blacklisted_symbol(unsigned long addr, const char *name,
-			       const char *modname)
+/* Is @addr, in the symbol @name of @modname, a piece of a blacklisted function? */
+static bool blacklisted_piece(unsigned long addr, const char *name,
+			      const char *modname)
 {
-	unsigned long whole;
+	unsigned long whole = piece_origin(name, modname);
 
-	if (in_blacklisted_range(addr))
-		return true;
-	whole = piece_origin(name, modname);
 	return whole && whole != addr && in_blacklisted_range(whole);
 }
 
@@ -920,7 +923,7 @@ bool within_kprobe_blacklist(unsigned long addr)
 		return true;
 	if (!kallsyms_lookup(addr, NULL, NULL, &modname, name))
 		return false;
-	return blacklisted_symbol(addr, name, modname);
+	return blacklisted_piece(addr, name, modname);
 }
 EXPORT_SYMBOL_GPL(within_kprobe_blacklist);
 
@@ -1046,14 +1049,14 @@ static kprobe_opcode_t *place_in_function(unsigned long addr, unsigned long func
 }
 
 /*
- * probe_target() and place_in_function(), for callers outside a batch.
- * An address in no symbol kallsyms knows is -ENOENT, as a name it does
- * not know is.
+ * probe_target() and place_in_function(), for callers outside a batch;
+ * the function's start goes to @func. An address in no symbol kallsyms
+ * knows is -ENOENT, as a name it does not know is.
  */
 static kprobe_opcode_t *resolve_probe_addr(kprobe_opcode_t *addr,
 					   const char *symbol_name,
 					   unsigned long offset,
-					   bool *on_func_entry)
+					   bool *on_func_entry, unsigned long *func)
 {
 	unsigned long func_offset;
 
@@ -1062,8 +1065,8 @@ static kprobe_opcode_t *resolve_probe_addr(kprobe_opcode_t *addr,
 		return addr;
 	if (!kallsyms_lookup_size_offset((unsigned long)addr, NULL, &func_offset))
 		return ERR_PTR(-ENOENT);
-	return place_in_function((unsigned long)addr, (unsigned long)addr - func_offset,
-				 on_func_entry);
+	*func = (unsigned long)addr - func_offset;
+	return place_in_function((unsigned long)addr, *func, on_func_entry);
 }
 
 /*
@@ -1144,7 +1147,8 @@ static int place_probe(struct kprobe *p)
 int kprobe_on_func_entry(kprobe_opcode_t *addr, const char *sym, unsigned long offset)
 {
 	bool on_func_entry;
-	kprobe_opcode_t *where = resolve_probe_addr(addr, sym, offset, &on_func_entry);
+	unsigned long func;
+	kprobe_opcode_t *where = resolve_probe_addr(addr, sym, offset, &on_func_entry, &func);
 
 	if (IS_ERR(where))
 		return PTR_ERR(where);
@@ -1384,7 +1388,7 @@ static int cmp_filter_change(const void *a, const void *b)
 {
 	const struct ftrace_filter_change *x = a, *y = b;
 
-	return x->ip < y->ip ? -1 : x->ip > y->ip;
+	return order_ulong(x->ip, y->ip);
 }
 
 /*
@@ -1813,8 +1817,9 @@ static int check_probe_address(struct kprobe *p)
 	}
 
 	/* The symbol place_probe() found: @addr is in it. */
-	if (blacklisted_symbol(addr, probed_function.name,
-			       probed_function.modname[0] ? probed_function.modname : NULL) ||
+	if (in_blacklisted_range(addr) ||
+	    blacklisted_piece(addr, probed_function.name,
+			      probed_function.modname[0] ? probed_function.modname : NULL) ||
 	    is_preamble_symbol(probed_function.name))
 		return -EINVAL;
 	if (arch_kprobe_may_be_listed_site(addr) &&
@@ -2603,9 +2608,7 @@ static unsigned long retiring_addr(const struct list_head *dying)
 static int cmp_retiring_addr(void *priv, const struct list_head *a,
 			     const struct list_head *b)
 {
-	unsigned long x = retiring_addr(a), y = retiring_addr(b);
-
-	return x < y ? -1 : x > y;
+	return order_ulong(retiring_addr(a), retiring_addr(b));
 }
 
 /*
@@ -3079,17 +3082,14 @@ static int kretprobe_on_entry(struct kprobe *p, struct pt_regs *regs)
 NOKPROBE_SYMBOL(kretprobe_on_entry);
 
 /*
- * May @addr, a function's entry, not be return-probed? The entry may be
- * past a landing pad (ENDBR) where the blacklist has the symbol's
- * address: compare the function's start.
+ * May the function starting at @func not be return-probed? Its start,
+ * not the probe's address: that may be past a landing pad (ENDBR), where
+ * the blacklist has the symbol's address.
  */
-static bool kretprobe_blacklisted(kprobe_opcode_t *addr)
+static bool kretprobe_blacklisted(unsigned long func)
 {
-	unsigned long func = (unsigned long)addr, offset;
 	struct kretprobe_blackpoint *bp;
 
-	if (kallsyms_lookup_size_offset(func, NULL, &offset))
-		func -= offset;
 	for (bp = kretprobe_blacklist; bp->name; bp++)
 		if ((unsigned long)bp->addr == func)
 			return true;
@@ -3116,6 +3116,7 @@ static bool kprobe_is_registered(struct kprobe *p)
 static int kretprobe_prepare(struct kretprobe *rp)
 {
 	kprobe_opcode_t *addr;
+	unsigned long func;
 	bool on_func_entry;
 	struct rethook *rh;
 
@@ -3123,10 +3124,10 @@ static int kretprobe_prepare(struct kretprobe *rp)
 	if (!rp || kprobe_is_registered(&rp->kp))
 		return -EINVAL;
 	addr = resolve_probe_addr(rp->kp.addr, rp->kp.symbol_name, rp->kp.offset,
-				  &on_func_entry);
+				  &on_func_entry, &func);
 	if (IS_ERR(addr))
 		return PTR_ERR(addr);
-	if (!on_func_entry || kretprobe_blacklisted(addr))
+	if (!on_func_entry || kretprobe_blacklisted(func))
 		return -EINVAL;
 	if (rp->data_size > KRETPROBE_MAX_DATA_SIZE)
 		return -E2BIG;
@@ -3190,9 +3191,7 @@ static void __init populate_kretprobe_blacklist(void)
 
 static int cmp_pointers(const void *a, const void *b)
 {
-	unsigned long x = *(unsigned long *)a, y = *(unsigned long *)b;
-
-	return x < y ? -1 : x > y;
+	return order_ulong(*(unsigned long *)a, *(unsigned long *)b);
 }
 
 /*
@@ -3535,14 +3534,16 @@ late_initcall(kprobes_debugfs_init);
 /* ---- the optimizer: writing the jumps, and its sysctl --------------------- */
 
 #ifdef CONFIG_OPTPROBES
+static unsigned long claimed_addr(const struct list_head *node)
+{
+	return (unsigned long)list_entry(node, struct optimized_kprobe, list)->kp.addr;
+}
+
 /* Jumps are queued in address order, which text_poke_queue() batches best. */
 static int cmp_claimed_addr(void *priv, const struct list_head *a,
 			    const struct list_head *b)
 {
-	unsigned long x = (unsigned long)list_entry(a, struct optimized_kprobe, list)->kp.addr;
-	unsigned long y = (unsigned long)list_entry(b, struct optimized_kprobe, list)->kp.addr;
-
-	return x < y ? -1 : x > y;
+	return order_ulong(claimed_addr(a), claimed_addr(b));
 }
 
 /*
