@@ -1581,6 +1581,18 @@ static bool site_had_jump(struct kprobe *site)
 	return site->flags & KPROBE_FLAG_JUMPED;
 }
 
+/*
+ * Is the site optimized, or queued to be with nothing left to decide?
+ * This is what [OPTIMIZED] in the list means, as in the tree: a user who
+ * enables a probe and reads the list sees what it is going to be, not
+ * that the jump is still a few jiffies and an RCU-tasks grace period
+ * away (wait_for_kprobe_optimizer() waits for that). Under kprobe_mutex.
+ */
+static bool site_listed_optimized(struct kprobe *site)
+{
+	return site->flags & (KPROBE_FLAG_OPTIMIZED | KPROBE_FLAG_OPT_QUEUED);
+}
+
 static void optimizer_queue(struct kprobe *site)
 {
 	if (site->flags & (KPROBE_FLAG_OPTIMIZED | KPROBE_FLAG_OPT_QUEUED))
@@ -1667,6 +1679,11 @@ static void site_remove_detour(struct kprobe *site)
 }
 
 static bool site_had_jump(struct kprobe *site)
+{
+	return false;
+}
+
+static bool site_listed_optimized(struct kprobe *site)
 {
 	return false;
 }
@@ -3368,7 +3385,7 @@ static void show_probe(struct seq_file *m, struct kprobe *site, struct kprobe *p
 	seq_printf(m, "%s%s%s%s\n",
 		   kprobe_gone(p) ? "[GONE]" : "",
 		   (kprobe_disabled(p) && !kprobe_gone(p)) ? "[DISABLED]" : "",
-		   kprobe_optimized(site) ? "[OPTIMIZED]" : "",
+		   site_listed_optimized(site) ? "[OPTIMIZED]" : "",
 		   kprobe_ftrace(site) ? "[FTRACE]" : "");
 }
 
