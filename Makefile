@@ -8,6 +8,8 @@
 #                  ends with 'N passed, N failed'
 #   make test-main, make test-alt   one configuration only
 #   make shell     build, boot to a shell in the guest
+#   make storm     many kprobes clients at once for STORM_SECS (60) seconds
+#                  on the main configuration, then a kmemleak scan
 #   make bench     our kprobes against the tree's, under QEMU -icount:
 #                  out/bench.txt and out/bench.png
 #   make patches   write the patch series to out/patches/
@@ -34,7 +36,7 @@ FRAGMENTS ?= $(T)/kprobes.config $(T)/debug.config
 MAIN_APPEND := preempt=full
 
 .PHONY: all deps tree kernel initramfs test demo shell patches check clean distclean \
-	test-alt test-main alt-kernel bench
+	test-alt test-main alt-kernel bench storm
 
 # A second configuration: PREEMPT, no modules, no function tracer (so no
 # kprobes on ftrace), the KUnit suite built in.
@@ -90,6 +92,13 @@ demo: initramfs
 	@sed -n '/^### /,/KPROBES-GUEST-DONE/p' $(BUILD)/console-demo.log | tr -d '\r' | \
 		grep -v 'KPROBES-GUEST-DONE'
 	@grep -q KPROBES-GUEST-DONE $(BUILD)/console-demo.log
+
+STORM_SECS ?= 60
+storm: initramfs
+	@echo "  QEMU    storm for $(STORM_SECS) s, console in .build/console-storm.log"
+	@KPTEST_APPEND="$(MAIN_APPEND) storm_secs=$(STORM_SECS)" \
+		$(T)/run-guest.sh storm $(BUILD)/console-storm.log $$(( $(STORM_SECS) + 600 ))
+	@python3 $(T)/ktap-summary.py $(BUILD)/console-storm.log:storm
 
 shell: initramfs
 	@KPTEST_APPEND="$(MAIN_APPEND)" $(T)/run-guest.sh shell $(BUILD)/console-shell.log

@@ -10,7 +10,7 @@ root=$repo/.build/initramfs
 t=$repo/tools/testing/kprobes
 mods=("$obj/lib/test_kprobes.ko" "$obj/samples/kprobes/kprobe_example.ko"
       "$obj/samples/kprobes/kretprobe_example.ko" "$t/modules/kprobe_target.ko"
-      "$t/modules/kprobe_twin_a.ko" "$t/modules/kprobe_twin_b.ko"
+      "$t/modules/kprobe_twin_a.ko" "$t/modules/kprobe_twin_b.ko" "$t/modules/kprobe_storm.ko"
       "$repo/.build/upstream-kunit/test_kprobes_upstream.ko"
       "$obj/samples/livepatch/livepatch-sample.ko")
 # --bare: busybox and the scripts only, for kernels without modules.
@@ -39,7 +39,14 @@ if [ -z "$mode" ]; then
 		progs+=("$prog")
 	done
 fi
-inputs=("${mods[@]}" "$t"/guest/* "${progs[@]}" /bin/busybox "$0")
+# The tree's own ftrace selftests for kprobes, from the pristine source,
+# and the sample module one of them loads with modprobe.
+ftrace=$repo/.build/linux-source-6.12/tools/testing/selftests/ftrace
+ftrace_mods=()
+if [ -z "$mode" ]; then
+	ftrace_mods=("$obj/samples/trace_printk/trace-printk.ko")
+fi
+inputs=("${mods[@]}" "${ftrace_mods[@]}" "$t"/guest/* "${progs[@]}" /bin/busybox "$0")
 if [ -f "$out" ]; then
 	stale=0
 	for f in "${inputs[@]}"; do [ "$f" -nt "$out" ] && stale=1; done
@@ -53,7 +60,20 @@ for app in $("$root/bin/busybox" --list); do
 	[ "$app" = busybox ] || ln -s busybox "$root/bin/$app"
 done
 cp "$t"/guest/init "$root/init"
-cp "$t"/guest/run-tests "$t"/guest/demo "$t"/guest/bench "${progs[@]}" "$root/bin/"
+cp "$t"/guest/run-tests "$t"/guest/demo "$t"/guest/bench "$t"/guest/storm "${progs[@]}" "$root/bin/"
 for m in "${mods[@]}"; do cp "$m" "$root/lib/modules/kprobes/"; done
+if [ -n "${ftrace_mods[*]}" ]; then
+	mkdir -p "$root/ftrace/test.d"
+	cp "$ftrace"/ftracetest "$root/ftrace/"
+	cp -r "$ftrace"/test.d/functions "$ftrace"/test.d/kprobe "$ftrace"/test.d/dynevent \
+		"$root/ftrace/test.d/"
+	kver=$(cat "$obj/include/config/kernel.release")
+	mkdir -p "$root/lib/modules/$kver/extra"
+	: > "$root/lib/modules/$kver/modules.dep"
+	for m in "${ftrace_mods[@]}"; do
+		cp "$m" "$root/lib/modules/$kver/extra/"
+		echo "extra/$(basename "$m"):" >> "$root/lib/modules/$kver/modules.dep"
+	done
+fi
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$out.tmp"
 mv "$out.tmp" "$out"
