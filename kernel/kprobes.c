@@ -1177,9 +1177,9 @@ void __weak arch_kprobe_queue_apply(void)
 /*
  * The changes a batch makes to one of our ftrace filters: an ip is added
  * (+1) or removed (-1). A site may change more than once in a batch (it
- * is armed and then moves to the other ops when a probe with a
- * post_handler joins it), so the changes are summed per ip when the batch
- * applies them.
+ * is disarmed when its last enabled probe is disabled, then armed again
+ * when another is enabled), so the changes are summed per ip when the
+ * batch applies them.
  */
 struct ftrace_filter_change {
 	unsigned long ip;
@@ -1273,10 +1273,19 @@ static int ftrace_site_ops(struct kprobe *site)
 	return site->flags & KPROBE_FLAG_IPMODIFY ? FTRACE_OPS_IPMODIFY : FTRACE_OPS_PLAIN;
 }
 
+/*
+ * A site is put in an ops when it is armed, by its handlers then, and
+ * stays there while it is armed, as in the tree: moving it when a probe
+ * with a post_handler joins or leaves would take it out of one filter
+ * and put it in the other by two ftrace updates, and calls made between
+ * them would reach the handlers twice or not at all.
+ */
 static int ftrace_site_wanted_ops(struct kprobe *site, bool want)
 {
 	if (!want)
 		return -1;
+	if (site_is_armed(site))
+		return ftrace_site_ops(site);
 	return site->post_handler ? FTRACE_OPS_IPMODIFY : FTRACE_OPS_PLAIN;
 }
 
@@ -1309,11 +1318,12 @@ bool kprobe_ftrace_disabled __read_mostly;
  * ftrace lets one ftrace_ops per function change the IP it returns to
  * (FTRACE_OPS_FL_IPMODIFY), and livepatch's does. A probe may need it
  * only for its post_handler (the handler sees the IP after the call and
- * may change it), so sites with a post_handler are in
+ * may change it), so sites armed with a post_handler are in
  * kprobe_ipmodify_ops and the others in kprobe_ftrace_ops: a kprobe
  * event or a BPF program at a function's entry then lives beside a
  * livepatch of that function. A pre_handler that redirects does so
- * without the flag, as in the tree.
+ * without the flag, as in the tree, and so does a probe with a
+ * post_handler that joins a site already armed without one.
  */
 static struct ftrace_ops kprobe_ftrace_ops __read_mostly = {
 	.func = kprobe_ftrace_handler,

@@ -98,10 +98,11 @@ x86-64:
   ever had a jump is freed after an RCU-tasks grace period;
 - every text change (int3, slot, detour, jump) is told to perf as a
   PERF_RECORD_TEXT_POKE;
-- probes at ftrace sites are served by two ftrace_ops: sites with a
-  post_handler in one with FTRACE_OPS_FL_IPMODIFY, the others in one
-  without, so that kprobe events, perf and BPF probes at a function's
-  entry live beside a livepatch of it, as in the tree.
+- probes at ftrace sites are served by two ftrace_ops: sites armed
+  with a post_handler in one with FTRACE_OPS_FL_IPMODIFY, the others in
+  one without, so that kprobe events, perf and BPF probes at a
+  function's entry live beside a livepatch of it, as in the tree. A
+  site stays in its ops while armed, so that no call misses it.
 
 The blacklist covers the pieces a compiler splits off a blacklisted
 function (foo.cold, foo.isra.0, ...), and __pfx_/__cfi_ preambles are
