@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kprobe_storm: many kprobes clients at once while the probed functions
- * run hot on every CPU. Writing N to 'run' storms for N seconds:
+ * run hot on every CPU. Writing 1 to 'prepare' finds the targets and copies
+ * their text; writing N to 'run' then storms for N seconds:
  *
  * - callers (callers_per_cpu per CPU, unbound) call this module's target
  *   functions in a loop, check what they return and sleep briefly now and
@@ -824,6 +825,27 @@ static int prepare_targets(void)
 	return ret;
 }
 
+/*
+ * Writing 1 to 'prepare' finds the targets' offsets and copies their
+ * text, before the guest script starts its own clients (a kprobe event
+ * on a target would be in the copy).
+ */
+static bool prepared;
+
+static int prepare_set(const char *val, const struct kernel_param *kp)
+{
+	int ret;
+
+	if (prepared)
+		return -EINVAL;
+	ret = prepare_targets();
+	prepared = !ret;
+	return ret;
+}
+
+static const struct kernel_param_ops prepare_ops = { .set = prepare_set };
+module_param_cb(prepare, &prepare_ops, NULL, 0200);
+
 static int run_set(const char *val, const struct kernel_param *kp)
 {
 	unsigned int secs, cpus = num_online_cpus(), i;
@@ -831,11 +853,8 @@ static int run_set(const char *val, const struct kernel_param *kp)
 
 	if (ret)
 		return ret;
-	if (!secs || storm_secs)
+	if (!secs || storm_secs || !prepared)
 		return -EINVAL;
-	ret = prepare_targets();
-	if (ret)
-		return ret;
 	threads = kcalloc((callers_per_cpu + 1) * cpus + NR_REGISTRARS + 2,
 			  sizeof(*threads), GFP_KERNEL);
 	registrars = kcalloc(NR_REGISTRARS, sizeof(*registrars), GFP_KERNEL);
