@@ -122,6 +122,14 @@ asm(".pushsection .text\n"
     JUMP_FN(4) JUMP_FN(5) JUMP_FN(6) JUMP_FN(7)
     ".popsection\n");
 #define NR_JUMP_FNS	8
+
+/*
+ * Two registrars of any probes, then four of optimized ones, two jump
+ * functions each: the four share each optimizer pass.
+ */
+#define NR_REGISTRARS		2
+#define NR_JUMP_REGISTRARS	4
+#define JUMP_FNS_EACH		(NR_JUMP_FNS / NR_JUMP_REGISTRARS)
 unsigned long storm_jump_fn0(unsigned long x), storm_jump_fn1(unsigned long x),
 	storm_jump_fn2(unsigned long x), storm_jump_fn3(unsigned long x),
 	storm_jump_fn4(unsigned long x), storm_jump_fn5(unsigned long x),
@@ -172,7 +180,7 @@ module_param(text_errors, uint, 0444);
 
 /* Operations done, for the report. */
 static atomic64_t nr_calls, nr_registered, nr_unregistered, nr_toggled,
-	nr_kretprobes, nr_optimized_cycles, nr_switches, nr_sysctl_flips;
+	nr_kretprobes, nr_jumps_removed, nr_switches, nr_sysctl_flips;
 
 static void reg_error(const char *what, int ret)
 {
@@ -273,13 +281,23 @@ static void call_error(const char *fn, unsigned long x, long got)
 static unsigned int callers_per_cpu = 2;
 module_param(callers_per_cpu, uint, 0444);
 
-static int caller(void *unused)
+/*
+ * Every other caller runs at victim_nice: preempted in a detour, it
+ * stays off the CPU for long while the others run, so that a site has
+ * time to be disabled, unregistered and freed under it (the review's F1).
+ */
+static int victim_nice = 10;
+module_param(victim_nice, int, 0444);
+
+static int caller(void *nth)
 {
 	unsigned long x = get_random_u32();
 	unsigned long r;
 	unsigned int rounds = 0;
 	int i, j, off;
 
+	if ((unsigned long)nth & 1)
+		set_user_nice(current, clamp(victim_nice, MIN_NICE, MAX_NICE));
 	while (!kthread_should_stop()) {
 		down_read(&phase_sem);
 		off = READ_ONCE(switched_off);
@@ -350,6 +368,7 @@ static int preempter(void *unused)
 #define RP_BATCH	4
 
 struct registrar {
+	unsigned int first_jump;	/* a jump registrar's first function */
 	struct kprobe kp[BATCH];
 	struct kprobe *kps[BATCH];
 	struct kretprobe rp[RP_BATCH];
@@ -490,28 +509,29 @@ static void churn_jumps(struct registrar *r)
 {
 	int i, ret;
 
-	for (i = 0; i < NR_JUMP_FNS; i++) {
+	for (i = 0; i < JUMP_FNS_EACH; i++) {
 		memset(&r->kp[i], 0, sizeof(r->kp[i]));
-		r->kp[i].addr = (kprobe_opcode_t *)jump_ptr[i];
+		r->kp[i].addr = (kprobe_opcode_t *)jump_ptr[r->first_jump + i];
 		r->kp[i].pre_handler = nop_pre;
 		r->kps[i] = &r->kp[i];
 	}
-	ret = register_kprobes(r->kps, NR_JUMP_FNS);
+	ret = register_kprobes(r->kps, JUMP_FNS_EACH);
 	if (ret) {
 		reg_error("register_kprobes (jumps)", ret);
 		return;
 	}
 	wait_optimizer();
-	usleep_range(500, 3000);
-	for (i = 0; i < NR_JUMP_FNS; i++) {
+	/* Long enough for many callers to be in the detours, some preempted. */
+	msleep(20 + get_random_u32_below(180));
+	for (i = 0; i < JUMP_FNS_EACH; i++) {
 		ret = disable_kprobe(r->kps[i]);
 		if (ret)
 			reg_error("disable_kprobe (jumps)", ret);
 	}
-	unregister_kprobes(r->kps, NR_JUMP_FNS);
-	atomic64_add(NR_JUMP_FNS, &nr_registered);
-	atomic64_add(NR_JUMP_FNS, &nr_unregistered);
-	atomic64_inc(&nr_optimized_cycles);
+	unregister_kprobes(r->kps, JUMP_FNS_EACH);
+	atomic64_add(JUMP_FNS_EACH, &nr_registered);
+	atomic64_add(JUMP_FNS_EACH, &nr_unregistered);
+	atomic64_add(JUMP_FNS_EACH, &nr_jumps_removed);
 }
 
 static int registrar(void *data)
@@ -681,7 +701,6 @@ static int prepare_target(struct storm_target *t, struct kprobe *kp,
 static struct task_struct **threads;
 static unsigned int nr_threads;
 static struct registrar *registrars;
-#define NR_REGISTRARS	3	/* the last one cycles optimized jumps */
 
 /* A thread, unbound (@cpu < 0) or bound to @cpu. */
 static void start_storm_thread(int (*fn)(void *), void *data, const char *name,
@@ -766,15 +785,15 @@ static void unregister_sentinels(void)
 
 static void report(unsigned int secs)
 {
-	pr_info("kprobe_storm: %u s: per second: %lld calls, %lld kprobes registered, %lld unregistered, %lld enable/disable, %lld kretprobes registered, %lld optimize-disable-unregister cycles of %d, %lld enabled-file switches, %lld sysctl flips\n",
-		secs, atomic64_read(&nr_calls) / secs,
-		atomic64_read(&nr_registered) / secs,
-		atomic64_read(&nr_unregistered) / secs,
-		atomic64_read(&nr_toggled) / secs,
-		atomic64_read(&nr_kretprobes) / secs,
-		atomic64_read(&nr_optimized_cycles) / secs, NR_JUMP_FNS,
-		atomic64_read(&nr_switches) / secs,
-		atomic64_read(&nr_sysctl_flips) / secs);
+	pr_info("kprobe_storm: in %u s: %lld calls, %lld kprobes registered, %lld unregistered, %lld enables/disables, %lld kretprobes registered, %lld of the kprobes optimized then disabled and unregistered, %lld enabled-file switches, %lld sysctl flips\n",
+		secs, atomic64_read(&nr_calls),
+		atomic64_read(&nr_registered),
+		atomic64_read(&nr_unregistered),
+		atomic64_read(&nr_toggled),
+		atomic64_read(&nr_kretprobes),
+		atomic64_read(&nr_jumps_removed),
+		atomic64_read(&nr_switches),
+		atomic64_read(&nr_sysctl_flips));
 }
 
 /* Every call made while kprobes were on, seen by each sentinel once. */
@@ -855,9 +874,10 @@ static int run_set(const char *val, const struct kernel_param *kp)
 		return ret;
 	if (!secs || storm_secs || !prepared)
 		return -EINVAL;
-	threads = kcalloc((callers_per_cpu + 1) * cpus + NR_REGISTRARS + 2,
+	threads = kcalloc((callers_per_cpu + 1) * cpus + NR_REGISTRARS + NR_JUMP_REGISTRARS + 1,
 			  sizeof(*threads), GFP_KERNEL);
-	registrars = kcalloc(NR_REGISTRARS, sizeof(*registrars), GFP_KERNEL);
+	registrars = kcalloc(NR_REGISTRARS + NR_JUMP_REGISTRARS, sizeof(*registrars),
+			     GFP_KERNEL);
 	if (!threads || !registrars)
 		return -ENOMEM;
 	ret = register_sentinels();
@@ -865,12 +885,15 @@ static int run_set(const char *val, const struct kernel_param *kp)
 		return ret;
 	storm_secs = secs;
 	for (i = 0; i < callers_per_cpu * cpus; i++)
-		start_storm_thread(caller, NULL, "caller", -1);
+		start_storm_thread(caller, (void *)(unsigned long)i, "caller", -1);
 	for_each_online_cpu(i)
 		start_storm_thread(preempter, NULL, "preempt", i);
-	for (i = 0; i < NR_REGISTRARS - 1; i++)
+	for (i = 0; i < NR_REGISTRARS; i++)
 		start_storm_thread(registrar, &registrars[i], "register", -1);
-	start_storm_thread(jump_registrar, &registrars[i], "jumps", -1);
+	for (; i < NR_REGISTRARS + NR_JUMP_REGISTRARS; i++) {
+		registrars[i].first_jump = (i - NR_REGISTRARS) * JUMP_FNS_EACH;
+		start_storm_thread(jump_registrar, &registrars[i], "jumps", -1);
+	}
 	start_storm_thread(switcher, NULL, "switch", -1);
 	msleep(secs * 1000);
 	stop_threads();
