@@ -1884,6 +1884,35 @@ static void test_optimized_retire(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpt_opt_10(), 16UL);
 }
 
+/*
+ * One batch: a probe inside an optimized site's region (which takes the
+ * jump out) and then one just after the region. The second one's
+ * address is checked by decoding the function from its entry, over the
+ * site, in the same batch: the decoder must read the region's original
+ * instructions, not the jump that is still in the text until the batch
+ * writes its changes.
+ */
+static void test_optimized_batch_in_region(struct kunit *test)
+{
+	struct kprobe kp, inner, after;
+	struct kprobe *kps[] = { &inner, &after };
+
+	init_probe(&kp, kpt_opt, NULL, 0, count_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_TRUE(test, site_optimized(kpt_opt));
+	init_probe(&inner, insn_at(kpt_opt, 3), NULL, 0, count_pre2, NULL);
+	init_probe(&after, insn_at(kpt_opt, 7), NULL, 0, count_pre2, NULL);
+	KUNIT_EXPECT_EQ(test, 0, register_kprobes(kps, ARRAY_SIZE(kps)));
+	KUNIT_EXPECT_FALSE(test, site_optimized(kpt_opt));
+	KUNIT_EXPECT_EQ(test, kpt_opt_10(), 16UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 2);
+	unregister_kprobes(kps, ARRAY_SIZE(kps));
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, kpt_opt_10(), 16UL);
+}
+
 /* A redirecting pre_handler is honoured on an optimized probe. */
 static void test_optimized_redirect(struct kunit *test)
 {
@@ -3072,6 +3101,7 @@ static struct kunit_case kprobes_testcases[] = {
 #ifdef CONFIG_OPTPROBES
 	KUNIT_CASE(test_optimized),
 	KUNIT_CASE(test_optimized_retire),
+	KUNIT_CASE(test_optimized_batch_in_region),
 	KUNIT_CASE(test_optimized_redirect),
 	KUNIT_CASE_SLOW(test_optimized_under_hits),
 	KUNIT_CASE_SLOW(test_optimized_batch),

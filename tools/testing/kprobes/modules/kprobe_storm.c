@@ -456,6 +456,7 @@ static void churn_kprobes(struct registrar *r)
 			ret = register_kprobe(r->kps[i]);
 			if (ret) {
 				reg_error("register_kprobe", ret);
+				pr_err("kprobe_storm:   at %pS\n", r->kps[i]->addr);
 				break;
 			}
 		}
@@ -464,6 +465,10 @@ static void churn_kprobes(struct registrar *r)
 		ret = register_kprobes(r->kps, n);
 		if (ret) {
 			reg_error("register_kprobes", ret);
+			for (i = 0; i < n; i++)
+				pr_err("kprobe_storm:   %d: %pS%s%s\n", i, r->kp[i].addr,
+				       r->kp[i].post_handler ? " post" : "",
+				       kprobe_disabled(&r->kp[i]) ? " disabled" : "");
 			return;
 		}
 	}
