@@ -1274,8 +1274,8 @@ static int ftrace_site_ops(struct kprobe *site)
 }
 
 /*
- * A site is put in an ops when it is armed, by its handlers then, and
- * stays there while it is armed, as in the tree: moving it when a probe
+ * A site's ops is chosen by its handlers when it is armed, and kept
+ * while it stays armed, as in the tree: moving the site when a probe
  * with a post_handler joins or leaves would take it out of one filter
  * and put it in the other by two ftrace updates, and calls made between
  * them would reach the handlers twice or not at all.
