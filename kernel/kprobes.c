@@ -115,6 +115,7 @@
 #include <linux/rcupdate_wait.h>
 #include <linux/sort.h>
 #include <linux/list_sort.h>
+#include <linux/kdebug.h>
 
 #include <asm/sections.h>
 
@@ -133,10 +134,12 @@ static bool kprobes_all_disarmed;
 /* Set by init_kprobes(); until then registration is refused. */
 static bool kprobes_initialized;
 
-DEFINE_PER_CPU(struct kprobe *, current_kprobe);
-/* Exported, with get_kprobe(), so that modules can use kprobe_running(). */
+/*
+ * current_kprobe and kprobe_ctlblk are the arch's (each arch defines
+ * them, as in the tree: the control block is its own type). Exported,
+ * with get_kprobe(), so that modules can use kprobe_running().
+ */
 EXPORT_PER_CPU_SYMBOL_GPL(current_kprobe);
-DEFINE_PER_CPU(struct kprobe_ctlblk, kprobe_ctlblk);
 
 /* Ranges no probe may be placed in. Written under kprobe_mutex, read under RCU. */
 static LIST_HEAD(kprobe_blacklist);
@@ -546,9 +549,16 @@ struct kprobe_insn_page {
 	unsigned long bits[];
 };
 
+/* c->insn_size counts kprobe_opcode_t units, as the arch code sets it. */
 static unsigned int slots_per_page(struct kprobe_insn_cache *c)
 {
-	return PAGE_SIZE / c->insn_size;
+	return PAGE_SIZE / (c->insn_size * sizeof(kprobe_opcode_t));
+}
+
+/* Is @slot in @page? Pages are PAGE_SIZE bytes, whatever the opcode size. */
+static bool slot_in_page(struct kprobe_insn_page *page, kprobe_opcode_t *slot)
+{
+	return (unsigned long)slot - (unsigned long)page->base < PAGE_SIZE;
 }
 
 static unsigned long *page_bitmap(struct kprobe_insn_cache *c,
@@ -581,6 +591,20 @@ static void free_insn_page(void *page)
 		.free = free_page,					\
 		.sym = name,						\
 	}
+
+/*
+ * Slot sizes in kprobe_opcode_t units. An arch that copies one
+ * instruction (and maybe a breakpoint after it, within MAX_INSN_SIZE)
+ * needs no KPROBE_SLOT_SIZE; x86 adds a jump back and sets its own.
+ * Arches whose detour size is known only at run time (arm, powerpc)
+ * set kprobe_optinsn_slots.insn_size at init.
+ */
+#ifndef KPROBE_SLOT_SIZE
+#define KPROBE_SLOT_SIZE	MAX_INSN_SIZE
+#endif
+#ifndef KPROBE_OPTINSN_SLOT_SIZE
+#define KPROBE_OPTINSN_SLOT_SIZE	0
+#endif
 
 DEFINE_SLOT_CACHE(kprobe_insn_slots, KPROBE_INSN_PAGE_SYM, KPROBE_SLOT_SIZE,
 		  alloc_insn_page, free_insn_page);
@@ -679,9 +703,9 @@ void __free_insn_slot(struct kprobe_insn_cache *c, kprobe_opcode_t *slot,
 
 	mutex_lock(&c->mutex);
 	page = c->last_freed;
-	if (!page || (unsigned long)(slot - page->base) >= PAGE_SIZE) {
+	if (!page || !slot_in_page(page, slot)) {
 		list_for_each_entry(page, &c->pages, list)
-			if ((unsigned long)(slot - page->base) < PAGE_SIZE)
+			if (slot_in_page(page, slot))
 				goto found;
 		WARN(1, "slot %p is not from the %s cache\n", slot, c->sym);
 		goto out;
@@ -1224,7 +1248,14 @@ struct kprobe_batch {
 /* Should the text at this site trap (or ftrace call us) right now? */
 static bool site_wants_armed(struct kprobe *site)
 {
-	return !kprobes_all_disarmed && !kprobe_disabled(site) &&
+	/*
+	 * The probe an arch puts on its own kretprobe trampoline (powerpc,
+	 * mips, sh, sparc, parisc, arc) stays armed when all are switched
+	 * off, as in the tree: returns through it must still be caught.
+	 */
+	bool switched_off = kprobes_all_disarmed && !arch_trampoline_kprobe(site);
+
+	return !switched_off && !kprobe_disabled(site) &&
 	       !(site->flags & KPROBE_FLAG_DYING);
 }
 
@@ -3068,6 +3099,24 @@ int __weak arch_trampoline_kprobe(struct kprobe *p)
 }
 
 /*
+ * Arches whose traps reach kprobes through the die chain (s390, mips,
+ * sh, sparc, arc) define this; the others call their handlers from the
+ * trap code, and the default lets every event pass.
+ */
+int __weak kprobe_exceptions_notify(struct notifier_block *self,
+				    unsigned long val, void *data)
+{
+	return NOTIFY_DONE;
+}
+NOKPROBE_SYMBOL(kprobe_exceptions_notify);
+
+static struct notifier_block kprobe_die_nb = {
+	.notifier_call = kprobe_exceptions_notify,
+	/* First on the chain: a breakpoint in kernel text may be ours. */
+	.priority = INT_MAX,
+};
+
+/*
  * No probe is running here: a function entered while one ran was not
  * hooked (its entry hit counted as missed), so its return does not come
  * through the trampoline.
@@ -3702,7 +3751,11 @@ static int __init init_kprobes(void)
 		pr_err("blacklist incomplete: %d\n", ret);
 	populate_kretprobe_blacklist();
 
+	/* arch_init_kprobes() may register probes (a trampoline's). */
+	kprobes_initialized = true;
 	ret = arch_init_kprobes();
+	if (!ret)
+		ret = register_die_notifier(&kprobe_die_nb);
 	if (!ret)
 		ret = register_kprobes_module_notifier();
 	kprobes_initialized = !ret;

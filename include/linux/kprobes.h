@@ -273,7 +273,7 @@ int kprobe_add_area_blacklist(unsigned long start, unsigned long end);
  * @free: frees a page from @alloc
  * @sym: name under which the pages appear in kallsyms
  * @pages: the pages, an RCU list (read without @mutex by address checks)
- * @insn_size: bytes per slot
+ * @insn_size: size of a slot, in kprobe_opcode_t units
  * @nr_garbage: slots freed but possibly still in use (reclaimed later)
  * @last_freed: the page a slot was last freed to, looked at first: slots
  *	are freed in runs, in the order they were handed out
@@ -328,6 +328,14 @@ static inline bool is_kprobe_##__name##_slot(unsigned long addr)	\
 
 DEFINE_INSN_CACHE_OPS(insn);
 
+/*
+ * For an arch hit path that reaches an aggregate site directly (x86's
+ * optimized probes), after counting the site's hit: run its members'
+ * pre_handlers (kernel/kprobes.c), leaving current_kprobe at the last
+ * member run.
+ */
+int aggr_run_pre_handlers(struct kprobe *site, struct pt_regs *regs);
+
 #ifdef CONFIG_OPTPROBES
 /**
  * struct optimized_kprobe - a probe that may be armed with a jump
@@ -352,11 +360,6 @@ void arch_remove_optimized_kprobe(struct optimized_kprobe *op);
 void arch_kprobe_queue_optimize(struct optimized_kprobe *op);
 void arch_kprobe_queue_unoptimize(struct optimized_kprobe *op, bool armed);
 void arch_kprobe_gone_unoptimized(struct optimized_kprobe *op);
-/*
- * An optimized site is an aggregate: its hits count the site and run this
- * (kernel/kprobes.c), which leaves current_kprobe at the last member run.
- */
-int aggr_run_pre_handlers(struct kprobe *site, struct pt_regs *regs);
 int arch_within_optimized_kprobe(struct optimized_kprobe *op,
 				 kprobe_opcode_t *addr);
 

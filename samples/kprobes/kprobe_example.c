@@ -5,8 +5,9 @@
  *   insmod kprobe_example.ko symbol=kernel_clone
  *
  * The pre_handler runs before the probed instruction, the post_handler
- * right after it; both print the CPU's instruction pointer and flags as
- * they see them. The output goes to the kernel log.
+ * right after it; both print the instruction and stack pointers as they
+ * see them (the same on every architecture). The output goes to the
+ * kernel log.
  *
  * With post=0 the probe has no post_handler, and where the kernel can
  * reach the probed instruction with a jump instead of a breakpoint it is
@@ -29,17 +30,17 @@ MODULE_PARM_DESC(post, "register a post_handler too (default: 1)");
 
 static int before(struct kprobe *p, struct pt_regs *regs)
 {
-	pr_info("<%s> pre_handler: p->addr = %pS, ip = %lx, flags = 0x%lx\n",
+	pr_info("<%s> pre_handler: p->addr = %pS, ip = %lx, sp = %lx\n",
 		p->symbol_name, p->addr, instruction_pointer(regs),
-		regs->flags);
+		kernel_stack_pointer(regs));
 	return 0;
 }
 
 static void after(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
 {
-	pr_info("<%s> post_handler: p->addr = %pS, ip = %lx, flags = 0x%lx\n",
+	pr_info("<%s> post_handler: p->addr = %pS, ip = %lx, sp = %lx\n",
 		p->symbol_name, p->addr, instruction_pointer(regs),
-		regs->flags);
+		kernel_stack_pointer(regs));
 }
 
 static struct kprobe probe = {

@@ -657,6 +657,10 @@ void arch_disarm_kprobe(struct kprobe *p)
 
 /* ---- the hit path --------------------------------------------------------- */
 
+/* The probe this CPU is handling, and its state: the core reads them. */
+DEFINE_PER_CPU(struct kprobe *, current_kprobe);
+DEFINE_PER_CPU(struct kprobe_ctlblk, kprobe_ctlblk);
+
 static unsigned long *gpr(struct pt_regs *regs, int reg)
 {
 	static const u8 offsets[16] = {
