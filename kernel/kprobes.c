@@ -1294,51 +1294,28 @@ static void ftrace_changes_add(struct ftrace_filter_changes *l, void *addr, int 
 }
 
 /*
- * Which of our ftrace_ops an armed ftrace site is in, or -1 when it is
- * in none: now, and as @want and its handlers say it should be.
+ * Queue arming or disarming an ftrace site. Its ops is chosen by its
+ * handlers when it is armed and kept while it stays armed, as in the
+ * tree: moving the site when a probe with a post_handler joins or leaves
+ * would take it out of one filter and put it in the other by two ftrace
+ * updates, and calls made between them would reach the handlers twice or
+ * not at all.
  */
-static int ftrace_site_ops(struct kprobe *site)
-{
-	if (!site_is_armed(site))
-		return -1;
-	return site->flags & KPROBE_FLAG_IPMODIFY ? FTRACE_OPS_IPMODIFY : FTRACE_OPS_PLAIN;
-}
-
-/*
- * A site's ops is chosen by its handlers when it is armed, and kept
- * while it stays armed, as in the tree: moving the site when a probe
- * with a post_handler joins or leaves would take it out of one filter
- * and put it in the other by two ftrace updates, and calls made between
- * them would reach the handlers twice or not at all.
- */
-static int ftrace_site_wanted_ops(struct kprobe *site, bool want)
-{
-	if (!want)
-		return -1;
-	if (site_is_armed(site))
-		return ftrace_site_ops(site);
-	return site->post_handler ? FTRACE_OPS_IPMODIFY : FTRACE_OPS_PLAIN;
-}
-
-/* Queue the filter changes that put an ftrace site where it should be. */
 static int ftrace_site_sync(struct kprobe_batch *b, struct kprobe *site, bool want)
 {
-	int now = ftrace_site_ops(site), wanted = ftrace_site_wanted_ops(site, want);
+	bool ipmodify;
+	int kind;
 
-	if (now == wanted)
+	if (want == site_is_armed(site))
 		return 0;
-	if ((now >= 0 && ftrace_changes_reserve(&b->ftrace[now])) ||
-	    (wanted >= 0 && ftrace_changes_reserve(&b->ftrace[wanted])))
+	ipmodify = want ? !!site->post_handler : site->flags & KPROBE_FLAG_IPMODIFY;
+	kind = ipmodify ? FTRACE_OPS_IPMODIFY : FTRACE_OPS_PLAIN;
+	if (ftrace_changes_reserve(&b->ftrace[kind]))
 		return -ENOMEM;
-	if (now >= 0)
-		ftrace_changes_add(&b->ftrace[now], site->addr, -1);
-	if (wanted >= 0)
-		ftrace_changes_add(&b->ftrace[wanted], site->addr, 1);
+	ftrace_changes_add(&b->ftrace[kind], site->addr, want ? 1 : -1);
 	site->flags &= ~(KPROBE_FLAG_ARMED | KPROBE_FLAG_IPMODIFY);
-	if (wanted >= 0)
-		site->flags |= KPROBE_FLAG_ARMED;
-	if (wanted == FTRACE_OPS_IPMODIFY)
-		site->flags |= KPROBE_FLAG_IPMODIFY;
+	if (want)
+		site->flags |= KPROBE_FLAG_ARMED | (ipmodify ? KPROBE_FLAG_IPMODIFY : 0);
 	return 0;
 }
 
@@ -3110,12 +3087,6 @@ int __weak kprobe_exceptions_notify(struct notifier_block *self,
 }
 NOKPROBE_SYMBOL(kprobe_exceptions_notify);
 
-static struct notifier_block kprobe_die_nb = {
-	.notifier_call = kprobe_exceptions_notify,
-	/* First on the chain: a breakpoint in kernel text may be ours. */
-	.priority = INT_MAX,
-};
-
 /*
  * No probe is running here: a function entered while one ran was not
  * hooked (its entry hit counted as missed), so its return does not come
@@ -3741,6 +3712,12 @@ int __init __weak arch_init_kprobes(void)
 {
 	return 0;
 }
+
+/* First on the die chain: a trap in kernel text may be one of ours. */
+static struct notifier_block kprobe_die_nb = {
+	.priority = INT_MAX,
+	.notifier_call = kprobe_exceptions_notify,
+};
 
 static int __init init_kprobes(void)
 {
