@@ -1543,6 +1543,26 @@ static bool site_has_detour(struct kprobe *site)
 	return kprobe_is_aggr(site) && to_op(site)->optinsn.insn;
 }
 
+/**
+ * kprobe_detour_site() - the site @p as the arch's optimizer built it
+ * @p: what get_kprobe() returned, or NULL; kprobe_mutex held
+ *
+ * For the arch's reader of original text: a site with a detour buffer
+ * is the only kind whose jump can be in the text, and its buffer holds
+ * the bytes the jump replaces. The arch must use them whether or not
+ * the site is optimized now: a batch that takes the jump out writes the
+ * text only when it ends, and the probes registered in it before then
+ * read the text with the jump still there.
+ *
+ * Return: @p's optimized_kprobe, or NULL when @p has no detour or its
+ * text went away.
+ */
+struct optimized_kprobe *kprobe_detour_site(struct kprobe *p)
+{
+	lockdep_assert_held(&kprobe_mutex);
+	return p && !kprobe_gone(p) && site_has_detour(p) ? to_op(p) : NULL;
+}
+
 /* Does another probe sit inside the region the site's jump would cover? */
 static bool region_has_probe(struct kprobe *site)
 {
@@ -1643,10 +1663,8 @@ static void site_sync_optimized(struct kprobe_batch *b, struct kprobe *site,
 	if (!kprobe_optimized(site))
 		return;
 	site->flags &= ~KPROBE_FLAG_OPTIMIZED;
-	if (kprobe_gone(site)) {
-		arch_kprobe_gone_unoptimized(to_op(site));
-		return;
-	}
+	if (kprobe_gone(site))
+		return;		/* the jump went with the text */
 	arch_kprobe_queue_unoptimize(to_op(site), armed);
 	b->poked = true;
 	if (!armed)

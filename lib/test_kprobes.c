@@ -1913,6 +1913,41 @@ static void test_optimized_batch_in_region(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpt_opt_10(), 16UL);
 }
 
+/*
+ * One batch: a probe with a post_handler joins an optimized site (which
+ * queues taking the jump out, written when the batch ends), then probes
+ * inside the region and after it. Their addresses are checked by
+ * decoding over the site while its jump is still in the text though the
+ * site is no longer optimized: the decoder must still read the original
+ * instructions. The storm found this as a random -EILSEQ.
+ */
+static void test_optimized_batch_unoptimize(struct kunit *test)
+{
+	struct kprobe kp, post, inner, after;
+	struct kprobe *kps[] = { &post, &inner, &after };
+	u8 orig[12];
+
+	memcpy(orig, kpt_opt, sizeof(orig));
+	init_probe(&kp, kpt_opt, NULL, 0, count_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_TRUE(test, site_optimized(kpt_opt));
+	init_probe(&post, kpt_opt, NULL, 0, NULL, count_post2);
+	init_probe(&inner, insn_at(kpt_opt, 3), NULL, 0, count_pre2, NULL);
+	init_probe(&after, insn_at(kpt_opt, 7), NULL, 0, count_pre2, NULL);
+	KUNIT_EXPECT_EQ(test, 0, register_kprobes(kps, ARRAY_SIZE(kps)));
+	KUNIT_EXPECT_FALSE(test, site_optimized(kpt_opt));
+	KUNIT_EXPECT_EQ(test, kpt_opt_10(), 16UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post2_hits), 1);
+	unregister_kprobes(kps, ARRAY_SIZE(kps));
+	unregister_kprobe(&kp);
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_EQ(test, memcmp(kpt_opt, orig, sizeof(orig)), 0);
+	KUNIT_EXPECT_EQ(test, kpt_opt_10(), 16UL);
+}
+
 /* A redirecting pre_handler is honoured on an optimized probe. */
 static void test_optimized_redirect(struct kunit *test)
 {
@@ -3102,6 +3137,7 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_optimized),
 	KUNIT_CASE(test_optimized_retire),
 	KUNIT_CASE(test_optimized_batch_in_region),
+	KUNIT_CASE(test_optimized_batch_unoptimize),
 	KUNIT_CASE(test_optimized_redirect),
 	KUNIT_CASE_SLOW(test_optimized_under_hits),
 	KUNIT_CASE_SLOW(test_optimized_batch),

@@ -359,9 +359,9 @@ int arch_prepare_optimized_kprobe(struct optimized_kprobe *op,
 void arch_remove_optimized_kprobe(struct optimized_kprobe *op);
 void arch_kprobe_queue_optimize(struct optimized_kprobe *op);
 void arch_kprobe_queue_unoptimize(struct optimized_kprobe *op, bool armed);
-void arch_kprobe_gone_unoptimized(struct optimized_kprobe *op);
 int arch_within_optimized_kprobe(struct optimized_kprobe *op,
 				 kprobe_opcode_t *addr);
+struct optimized_kprobe *kprobe_detour_site(struct kprobe *p);
 
 DEFINE_INSN_CACHE_OPS(optinsn);
 

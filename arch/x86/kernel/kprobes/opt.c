@@ -102,8 +102,11 @@ extern const u8 optprobe_tmpl_save[], optprobe_tmpl_clac[], optprobe_tmpl_op[],
 	optprobe_tmpl_call[], optprobe_tmpl_jnz[], optprobe_tmpl_restore[],
 	optprobe_tmpl_redirect[], optprobe_tmpl_end[];
 
-/* Sites whose jump is in the text; under kprobe_mutex. */
-static unsigned int nr_optimized;
+/*
+ * Sites with a detour buffer: only their text may hold a jump. Under
+ * kprobe_mutex.
+ */
+static unsigned int nr_detours;
 
 /*
  * Called from a detour buffer. Return non-zero to leave through iret
@@ -383,6 +386,7 @@ int arch_prepare_optimized_kprobe(struct optimized_kprobe *op, struct kprobe *or
 	op->optinsn.insn = slot;
 	op->optinsn.size = len;
 	memcpy(op->optinsn.orig, region, JMP32_INSN_SIZE);
+	nr_detours++;
 	return 0;
 }
 
@@ -399,6 +403,7 @@ void arch_remove_optimized_kprobe(struct optimized_kprobe *op)
 		return;
 	free_optinsn_slot(op->optinsn.insn, 1);
 	op->optinsn.insn = NULL;
+	nr_detours--;
 }
 
 /**
@@ -429,7 +434,6 @@ void arch_kprobe_queue_optimize(struct optimized_kprobe *op)
 	__text_gen_insn(jmp, JMP32_INSN_OPCODE, op->kp.addr, op->optinsn.insn,
 			JMP32_INSN_SIZE);
 	text_poke_queue(op->kp.addr, jmp, JMP32_INSN_SIZE, NULL);
-	nr_optimized++;
 }
 
 /**
@@ -449,38 +453,26 @@ void arch_kprobe_queue_unoptimize(struct optimized_kprobe *op, bool armed)
 	__text_gen_insn(jmp, JMP32_INSN_OPCODE, op->kp.addr, op->optinsn.insn,
 			JMP32_INSN_SIZE);
 	text_poke_queue(op->kp.addr, text, JMP32_INSN_SIZE, jmp);
-	nr_optimized--;
-}
-
-/**
- * arch_kprobe_gone_unoptimized() - an optimized site's text went away
- * @op: the site, whose jump is no longer in any text
- */
-void arch_kprobe_gone_unoptimized(struct optimized_kprobe *op)
-{
-	nr_optimized--;
 }
 
 /*
- * Put back, in @buf (@len bytes read at @addr), the bytes the jumps of
- * optimized sites replaced.
+ * Put back, in @buf (@len bytes read at @addr), the bytes that the jumps
+ * of sites with a detour replace, or will, or did (see kprobe_detour_site()).
  */
 void optprobe_restore_original(u8 *buf, unsigned long addr, int len)
 {
-	const u8 *orig;
+	struct optimized_kprobe *op;
 	unsigned long a;
-	struct kprobe *p;
 	int i;
 
-	if (!nr_optimized)
+	if (!nr_detours)
 		return;
 	for (a = addr - JMP32_INSN_SIZE + 1; a < addr + len; a++) {
-		p = get_kprobe((void *)a);
-		if (!p || !kprobe_optimized(p))
+		op = kprobe_detour_site(get_kprobe((void *)a));
+		if (!op)
 			continue;
-		orig = container_of(p, struct optimized_kprobe, kp)->optinsn.orig;
 		for (i = 0; i < JMP32_INSN_SIZE; i++)
 			if (a + i >= addr && a + i < addr + len)
-				buf[a + i - addr] = orig[i];
+				buf[a + i - addr] = op->optinsn.orig[i];
 	}
 }
