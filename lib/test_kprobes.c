@@ -1925,9 +1925,10 @@ static void test_optimized_batch_unoptimize(struct kunit *test)
 {
 	struct kprobe kp, post, inner, after;
 	struct kprobe *kps[] = { &post, &inner, &after };
+	const u8 *text = insn_at(kpt_opt, 0);
 	u8 orig[12];
 
-	memcpy(orig, kpt_opt, sizeof(orig));
+	memcpy(orig, text, sizeof(orig));
 	init_probe(&kp, kpt_opt, NULL, 0, count_pre, NULL);
 	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
 	wait_for_kprobe_optimizer();
@@ -1944,7 +1945,7 @@ static void test_optimized_batch_unoptimize(struct kunit *test)
 	unregister_kprobes(kps, ARRAY_SIZE(kps));
 	unregister_kprobe(&kp);
 	wait_for_kprobe_optimizer();
-	KUNIT_EXPECT_EQ(test, memcmp(kpt_opt, orig, sizeof(orig)), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(text, orig, sizeof(orig)), 0);
 	KUNIT_EXPECT_EQ(test, kpt_opt_10(), 16UL);
 }
 
