@@ -116,6 +116,7 @@
 #include <linux/sort.h>
 #include <linux/list_sort.h>
 #include <linux/kdebug.h>
+#include <linux/objpool.h>
 
 #include <asm/sections.h>
 
@@ -458,6 +459,8 @@ NOKPROBE_SYMBOL(aggr_run_pre_handlers);
 /* An aggregate's pre_handler on the breakpoint and ftrace paths. */
 static int aggr_pre_handler(struct kprobe *site, struct pt_regs *regs)
 {
+	if (!arch_kprobe_counts_hits)
+		kprobe_count_hit(site);
 	if (aggr_run_pre_handlers(site, regs))
 		return 1;
 	__this_cpu_write(current_kprobe, site);
@@ -1860,10 +1863,13 @@ static int check_probe_address(struct kprobe *p)
 	unsigned long addr = (unsigned long)p->addr;
 	unsigned long ftrace_addr;
 
+	/*
+	 * Only the site itself is ftrace's. Elsewhere in the ftrace call, the
+	 * arch's boundary check refuses; and a symbol's first instruction
+	 * before the site (arm64's patchable entry) is an instruction as any.
+	 */
 	ftrace_addr = ftrace_location(addr);
-	if (ftrace_addr) {
-		if (ftrace_addr != addr)
-			return -EILSEQ;	/* inside the ftrace call */
+	if (ftrace_addr == addr) {
 		if (!IS_ENABLED(CONFIG_KPROBES_ON_FTRACE))
 			return -EINVAL;
 		p->flags |= KPROBE_FLAG_FTRACE;
@@ -2268,17 +2274,23 @@ static void update_aggregate(struct kprobe *site)
 /*
  * Put a new site (@p, prepared) into the table. Where the arch can reach
  * it with a jump, it goes in as an aggregate holding @p, with its detour
- * ready; otherwise as itself. Returns the site.
+ * ready; and always where the arch does not count hits, so that the
+ * aggregate's pre_handler does. Otherwise as itself. Returns the site,
+ * or an ERR_PTR() when the aggregate it needs cannot be had.
  */
 static struct kprobe *insert_new_site(struct kprobe *p)
 {
+	bool may_jump = IS_ENABLED(CONFIG_OPTPROBES) && !kprobe_ftrace(p);
 	struct kprobe *ag = NULL;
 
-	if (IS_ENABLED(CONFIG_OPTPROBES) && !kprobe_ftrace(p))
+	if (may_jump || !arch_kprobe_counts_hits) {
 		ag = alloc_aggregate();
+		if (!ag && !arch_kprobe_counts_hits)
+			return ERR_PTR(-ENOMEM);
+	}
 	if (ag) {
 		ag->addr = p->addr;
-		if (!site_prepare_detour(ag, p)) {
+		if ((!may_jump || !site_prepare_detour(ag, p)) && arch_kprobe_counts_hits) {
 			free_aggregate(ag);
 			ag = NULL;
 		}
@@ -2402,6 +2414,11 @@ static int add_probe(struct kprobe_batch *b, struct kprobe *p)
 		if (ret)
 			goto out;
 		site = insert_new_site(p);
+		if (IS_ERR(site)) {
+			ret = PTR_ERR(site);
+			release_site(p);	/* prepared, never in the table */
+			goto out;
+		}
 		sync_covering_sites(b, p->addr);
 	}
 
@@ -3106,6 +3123,41 @@ int __weak kprobe_exceptions_notify(struct notifier_block *self,
 NOKPROBE_SYMBOL(kprobe_exceptions_notify);
 
 /*
+ * Kretprobe instances
+ * -------------------
+ * Each kretprobe owns a pool of rp->maxactive instances, allocated at
+ * registration. Its entry probe (kretprobe_on_entry()) takes one for
+ * the call, runs entry_handler, and hooks the return: the arch saves
+ * the return address in the instance and puts its trampoline's address
+ * in its place. When the function returns through the trampoline, the
+ * return handler runs and the instance goes back to the pool. With no
+ * instance free, the call is not hooked and rp->nmissed counts it.
+ *
+ * Where the arch has rethook, a rethook owns the pool and the per-task
+ * list of pending returns, and calls kretprobe_on_return(). Elsewhere
+ * the core keeps both itself (!CONFIG_KRETPROBE_ON_RETHOOK below). Each
+ * gives kretprobe_on_entry() the same three steps: take an instance,
+ * give back one that was not used, hook the return; and the rest of the
+ * core the same three: allocate the pool, stop it, release it.
+ */
+
+/* Run @rp's return handler for @ri as if @rp's probe had been hit. */
+static void kretprobe_run_handler(struct kretprobe *rp,
+				  struct kretprobe_instance *ri,
+				  struct pt_regs *regs)
+{
+	struct kprobe *prev = __this_cpu_read(current_kprobe);
+
+	/* Probes hit inside the handler are counted as missed. */
+	__this_cpu_write(current_kprobe, &rp->kp);
+	__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_ACTIVE);
+	rp->handler(ri, regs);
+	__this_cpu_write(current_kprobe, prev);
+}
+NOKPROBE_SYMBOL(kretprobe_run_handler);
+
+#ifdef CONFIG_KRETPROBE_ON_RETHOOK
+/*
  * No probe is running here: a function entered while one ran was not
  * hooked (its entry hit counted as missed), so its return does not come
  * through the trampoline.
@@ -3115,33 +3167,334 @@ static void kretprobe_on_return(struct rethook_node *node, void *data,
 {
 	struct kretprobe *rp = data;
 
-	if (!rp->handler)
-		return;
-	/* Probes hit inside the handler are counted as missed. */
-	__this_cpu_write(current_kprobe, &rp->kp);
-	__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_ACTIVE);
-	rp->handler(container_of(node, struct kretprobe_instance, node), regs);
-	__this_cpu_write(current_kprobe, NULL);
+	if (rp->handler)
+		kretprobe_run_handler(rp, container_of(node, struct kretprobe_instance,
+						       node), regs);
 }
 NOKPROBE_SYMBOL(kretprobe_on_return);
+
+static struct kretprobe_instance *kretprobe_take_instance(struct kretprobe *rp)
+{
+	struct rethook_node *node = rethook_try_get(rp->rh);
+
+	return node ? container_of(node, struct kretprobe_instance, node) : NULL;
+}
+NOKPROBE_SYMBOL(kretprobe_take_instance);
+
+static void kretprobe_unused_instance(struct kretprobe *rp,
+				      struct kretprobe_instance *ri)
+{
+	rethook_recycle(&ri->node);
+}
+NOKPROBE_SYMBOL(kretprobe_unused_instance);
+
+static void kretprobe_hook_return(struct kprobe *p, struct kretprobe_instance *ri,
+				  struct pt_regs *regs)
+{
+	rethook_hook(&ri->node, regs, kprobe_ftrace(p));
+}
+NOKPROBE_SYMBOL(kretprobe_hook_return);
+
+static int kretprobe_pool_alloc(struct kretprobe *rp)
+{
+	struct rethook *rh;
+
+	rh = rethook_alloc(rp, kretprobe_on_return,
+			   sizeof(struct kretprobe_instance) + rp->data_size,
+			   rp->maxactive);
+	if (IS_ERR(rh))
+		return PTR_ERR(rh);
+	rp->rh = rh;
+	return 0;
+}
+
+/* After rp's probe is unregistered: instances in flight free it later. */
+static void kretprobe_release(struct kretprobe *rp)
+{
+	if (rp->rh) {
+		rethook_free(rp->rh);
+		rp->rh = NULL;
+	}
+}
+
+/* No new calls get an instance, and no handler starts, after this. */
+static void kretprobe_stop(struct kretprobe *rp)
+{
+	if (rp->rh)
+		rethook_stop(rp->rh);
+}
+#else /* !CONFIG_KRETPROBE_ON_RETHOOK */
+/*
+ * The core's own instances. rp->rph, the holder, owns the pool and
+ * points back at rp until unregistering starts; each instance points at
+ * the holder, which outlives rp until the last instance in flight comes
+ * back (objpool_fini(), then objpool_drop() of the last one, frees it).
+ *
+ * A hooked instance sits on its task's list, current->kretprobe_instances,
+ * newest first, until the function returns through the trampoline
+ * (__kretprobe_trampoline_handler()) or the task is freed
+ * (kprobe_flush_task()). Only the task itself changes its list, from a
+ * probe handler or the trampoline, with kprobes busy on its CPU; an
+ * unwinder may read the list of a task that is not running
+ * (kretprobe_find_ret_addr()).
+ *
+ * rph->rp is RCU-protected: the handlers that give instances back run
+ * with preemption off, and unregistering waits for a grace period
+ * between clearing rph->rp and objpool_fini(). So an instance is pushed
+ * back into a pool that is still live, or dropped once rph->rp is NULL.
+ */
+static int kretprobe_instance_init(void *obj, void *holder)
+{
+	((struct kretprobe_instance *)obj)->rph = holder;
+	return 0;
+}
+
+static int kretprobe_holder_free(struct objpool_head *pool, void *holder)
+{
+	kfree(holder);
+	return 0;
+}
+
+static struct kretprobe_instance *kretprobe_take_instance(struct kretprobe *rp)
+{
+	return objpool_pop(&rp->rph->pool);
+}
+NOKPROBE_SYMBOL(kretprobe_take_instance);
+
+static void kretprobe_unused_instance(struct kretprobe *rp,
+				      struct kretprobe_instance *ri)
+{
+	objpool_push(ri, &rp->rph->pool);
+}
+NOKPROBE_SYMBOL(kretprobe_unused_instance);
+
+static void kretprobe_hook_return(struct kprobe *p, struct kretprobe_instance *ri,
+				  struct pt_regs *regs)
+{
+	arch_prepare_kretprobe(ri, regs);
+	__llist_add(&ri->llist, &current->kretprobe_instances);
+}
+NOKPROBE_SYMBOL(kretprobe_hook_return);
+
+static void kretprobe_instance_drop(struct rcu_head *head)
+{
+	struct kretprobe_instance *ri = container_of(head, struct kretprobe_instance, rcu);
+
+	objpool_drop(ri, &ri->rph->pool);
+}
+
+/* An instance whose call is over: back to its pool, or freed with it. */
+static void kretprobe_instance_done(struct kretprobe_instance *ri)
+{
+	struct kretprobe_holder *rph = ri->rph;
+
+	if (rcu_access_pointer(rph->rp))
+		objpool_push(ri, &rph->pool);
+	else
+		/*
+		 * The last one frees the pool, with vfree(): not here, where
+		 * interrupts may be off, but from an RCU callback.
+		 */
+		call_rcu(&ri->rcu, kretprobe_instance_drop);
+}
+NOKPROBE_SYMBOL(kretprobe_instance_done);
+
+static int kretprobe_pool_alloc(struct kretprobe *rp)
+{
+	struct kretprobe_holder *rph;
+	int ret;
+
+	rph = kzalloc(sizeof(*rph), GFP_KERNEL);
+	if (!rph)
+		return -ENOMEM;
+	ret = objpool_init(&rph->pool, rp->maxactive,
+			   sizeof(struct kretprobe_instance) + rp->data_size,
+			   GFP_KERNEL, rph, kretprobe_instance_init,
+			   kretprobe_holder_free);
+	if (ret) {
+		kfree(rph);
+		return ret;
+	}
+	rcu_assign_pointer(rph->rp, rp);
+	rp->rph = rph;
+	return 0;
+}
+
+/* After rp's probe is unregistered: instances in flight free it later. */
+static void kretprobe_release(struct kretprobe *rp)
+{
+	if (rp->rph) {
+		objpool_fini(&rp->rph->pool);
+		rp->rph = NULL;
+	}
+}
+
+/* No handler starts after this, nor after the grace period one that has. */
+static void kretprobe_stop(struct kretprobe *rp)
+{
+	if (rp->rph)
+		RCU_INIT_POINTER(rp->rph->rp, NULL);
+}
+
+void __weak arch_kretprobe_fixup_return(struct pt_regs *regs,
+					kprobe_opcode_t *correct_ret_addr)
+{
+}
+
+static bool kretprobe_saved_real_address(struct kretprobe_instance *ri)
+{
+	return ri->ret_addr != kretprobe_trampoline_addr();
+}
+NOKPROBE_SYMBOL(kretprobe_saved_real_address);
+
+/*
+ * The last instance of the call that returns now. The instances of one
+ * call (several kretprobes on one function) are together at the head
+ * of the list, and only the oldest of them, which hooked first, saved
+ * the real return address; the others saved the trampoline's.
+ */
+static struct llist_node *kretprobe_call_end(struct task_struct *tsk)
+{
+	struct llist_node *node;
+
+	for (node = tsk->kretprobe_instances.first; node; node = node->next)
+		if (kretprobe_saved_real_address(llist_entry(node,
+				struct kretprobe_instance, llist)))
+			return node;
+	return NULL;
+}
+NOKPROBE_SYMBOL(kretprobe_call_end);
+
+/**
+ * __kretprobe_trampoline_handler() - a hooked function returned
+ * @regs: registers at the trampoline
+ * @frame_pointer: what the arch saved as ri->fp when it hooked the call
+ *
+ * Called by the arch's trampoline code with kprobes busy on this CPU:
+ * from a kprobe on the trampoline, or through
+ * kretprobe_trampoline_handler(). Runs the return handlers of the
+ * call's instances and gives the instances back.
+ *
+ * Return: the address the function was to return to.
+ */
+unsigned long __kretprobe_trampoline_handler(struct pt_regs *regs,
+					     void *frame_pointer)
+{
+	struct llist_node *node, *end, *next;
+	struct kretprobe_instance *ri;
+	kprobe_opcode_t *ret_addr;
+	struct kretprobe *rp;
+
+	end = kretprobe_call_end(current);
+	if (!end) {
+		/* Nowhere to return to: the task cannot go on. */
+		pr_emerg("kretprobe: %s/%d returned to the trampoline with no hooked call\n",
+			 current->comm, task_pid_nr(current));
+		BUG();
+	}
+	ret_addr = llist_entry(end, struct kretprobe_instance, llist)->ret_addr;
+	/* A handler's stack trace starts where the function returns to. */
+	arch_kretprobe_fixup_return(regs, ret_addr);
+
+	/*
+	 * The handlers run with the instances still on the list: an unwinder
+	 * called from one finds the real return address there.
+	 */
+	for (node = current->kretprobe_instances.first; ; node = node->next) {
+		ri = llist_entry(node, struct kretprobe_instance, llist);
+		/* Not this call's: a return was lost. No more handlers. */
+		if (WARN_ON_ONCE(ri->fp != frame_pointer))
+			break;
+		rp = get_kretprobe(ri);
+		if (rp && rp->handler)
+			kretprobe_run_handler(rp, ri, regs);
+		if (node == end)
+			break;
+	}
+
+	node = current->kretprobe_instances.first;
+	current->kretprobe_instances.first = end->next;
+	end->next = NULL;
+	for (; node; node = next) {
+		next = node->next;
+		kretprobe_instance_done(llist_entry(node, struct kretprobe_instance, llist));
+	}
+	return (unsigned long)ret_addr;
+}
+NOKPROBE_SYMBOL(__kretprobe_trampoline_handler);
+
+/**
+ * kretprobe_find_ret_addr() - the real return address of a hooked call
+ * @tsk: the task whose stack is being unwound
+ * @fp: the frame pointer of the call that returns to the trampoline
+ * @cur: where the previous lookup stopped; points at NULL for the first
+ *
+ * For unwinders that find the trampoline's address on a stack. Walks
+ * @tsk's pending returns from *@cur on and leaves *@cur at the instance
+ * it used, so that a walk up the stack finds each call's in turn.
+ *
+ * Return: the return address, or 0 when no instance has @fp.
+ */
+unsigned long kretprobe_find_ret_addr(struct task_struct *tsk, void *fp,
+				      struct llist_node **cur)
+{
+	struct kretprobe_instance *ri;
+	struct llist_node *node;
+
+	if (WARN_ON_ONCE(!cur))
+		return 0;
+	node = *cur ? (*cur)->next : tsk->kretprobe_instances.first;
+	for (; node; node = node->next) {
+		ri = llist_entry(node, struct kretprobe_instance, llist);
+		if (!kretprobe_saved_real_address(ri))
+			continue;
+		*cur = node;
+		if (ri->fp == fp)
+			return (unsigned long)ri->ret_addr;
+	}
+	return 0;
+}
+EXPORT_SYMBOL_GPL(kretprobe_find_ret_addr);
+NOKPROBE_SYMBOL(kretprobe_find_ret_addr);
+
+/**
+ * kprobe_flush_task() - give back the instances of a task being freed
+ * @tk: the task; it will never run again
+ *
+ * Its hooked calls never returned: it exited from inside them.
+ */
+void kprobe_flush_task(struct task_struct *tk)
+{
+	struct llist_node *node, *next;
+
+	if (!kprobes_initialized)
+		return;
+	kprobe_busy_begin();
+	node = __llist_del_all(&tk->kretprobe_instances);
+	for (; node; node = next) {
+		next = node->next;
+		kretprobe_instance_done(llist_entry(node, struct kretprobe_instance, llist));
+	}
+	kprobe_busy_end();
+}
+NOKPROBE_SYMBOL(kprobe_flush_task);
+#endif /* CONFIG_KRETPROBE_ON_RETHOOK */
 
 static int kretprobe_on_entry(struct kprobe *p, struct pt_regs *regs)
 {
 	struct kretprobe *rp = container_of(p, struct kretprobe, kp);
 	struct kretprobe_instance *ri;
-	struct rethook_node *node;
 
-	node = rethook_try_get(rp->rh);
-	if (!node) {
+	ri = kretprobe_take_instance(rp);
+	if (!ri) {
 		rp->nmissed++;
 		return 0;
 	}
-	ri = container_of(node, struct kretprobe_instance, node);
 	if (rp->entry_handler && rp->entry_handler(ri, regs)) {
-		rethook_recycle(node);
+		kretprobe_unused_instance(rp, ri);
 		return 0;
 	}
-	rethook_hook(node, regs, kprobe_ftrace(p));
+	kretprobe_hook_return(p, ri, regs);
 	return 0;
 }
 NOKPROBE_SYMBOL(kretprobe_on_entry);
@@ -3183,7 +3536,7 @@ static int kretprobe_prepare(struct kretprobe *rp)
 	kprobe_opcode_t *addr;
 	unsigned long func;
 	bool on_func_entry;
-	struct rethook *rh;
+	int ret;
 
 	/* A registered one must keep its pool: refuse before touching it. */
 	if (!rp || kprobe_is_registered(&rp->kp))
@@ -3199,31 +3552,13 @@ static int kretprobe_prepare(struct kretprobe *rp)
 	if (rp->maxactive <= 0)
 		rp->maxactive = kretprobe_default_maxactive();
 
-	rh = rethook_alloc(rp, kretprobe_on_return,
-			   sizeof(struct kretprobe_instance) + rp->data_size,
-			   rp->maxactive);
-	if (IS_ERR(rh))
-		return PTR_ERR(rh);
-	rp->rh = rh;
+	ret = kretprobe_pool_alloc(rp);
+	if (ret)
+		return ret;
 	rp->nmissed = 0;
 	rp->kp.pre_handler = kretprobe_on_entry;
 	rp->kp.post_handler = NULL;
 	return 0;
-}
-
-static void kretprobe_release(struct kretprobe *rp)
-{
-	if (rp->rh) {
-		rethook_free(rp->rh);
-		rp->rh = NULL;
-	}
-}
-
-/* No new calls get an instance, and no handler starts, after this. */
-static void kretprobe_stop(struct kretprobe *rp)
-{
-	if (rp->rh)
-		rethook_stop(rp->rh);
 }
 
 static void __init populate_kretprobe_blacklist(void)

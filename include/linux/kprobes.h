@@ -124,10 +124,17 @@ static inline bool kprobe_ftrace(struct kprobe *p)
 }
 
 /*
- * Count a hit that runs the handlers at site @p. The arch calls it for the
- * site it hit, once per hit; an aggregate's members are counted by their
- * site's counter (see kprobe_hits()). Every site in the table has one.
+ * Count a hit that runs the handlers at site @p. An arch whose hit paths
+ * call it, for the site they hit, once per hit, defines
+ * arch_kprobe_counts_hits as true in asm/kprobes.h. For the others the
+ * core makes every site an aggregate and counts in its pre_handler.
+ * An aggregate's members are counted by their site's counter (see
+ * kprobe_hits()). Every site in the table has one.
  */
+#ifndef arch_kprobe_counts_hits
+#define arch_kprobe_counts_hits	false
+#endif
+
 static __always_inline void kprobe_count_hit(struct kprobe *p)
 {
 	this_cpu_inc(*p->nhit);
@@ -173,6 +180,11 @@ struct kretprobe {
 /**
  * struct kretprobe_instance - one tracked call of a return-probed function
  * @node: the rethook node that carries the real return address
+ * @rcu: frees it once its kretprobe is gone (without rethook)
+ * @llist: link in the task's list of pending returns (without rethook)
+ * @rph: the holder of the pool the instance belongs to (without rethook)
+ * @ret_addr: the real return address (without rethook)
+ * @fp: the frame the call returns from, for the unwinders (without rethook)
  * @data: @data_size bytes shared by entry_handler and handler
  */
 struct kretprobe_instance {
@@ -224,7 +236,51 @@ static nokprobe_inline unsigned long get_kretprobe_retaddr(struct kretprobe_inst
 	return ri->node.ret_addr;
 }
 #else
-#error "kprobes: kretprobes are implemented on rethook only"
+/*
+ * Without rethook the core keeps the instances (kernel/kprobes.c). The
+ * arch saves the return address and the frame in @ri and returns to its
+ * trampoline instead; the trampoline calls the handler below.
+ */
+void arch_prepare_kretprobe(struct kretprobe_instance *ri, struct pt_regs *regs);
+/* Optional: set the instruction pointer in @regs to where the call returns. */
+void arch_kretprobe_fixup_return(struct pt_regs *regs,
+				 kprobe_opcode_t *correct_ret_addr);
+
+void __kretprobe_trampoline(void);
+
+/* Where a hooked call returns to; function descriptors are looked through. */
+static nokprobe_inline void *kretprobe_trampoline_addr(void)
+{
+	return dereference_kernel_function_descriptor(__kretprobe_trampoline);
+}
+
+/* For a trampoline reached through a kprobe, which makes kprobes busy. */
+unsigned long __kretprobe_trampoline_handler(struct pt_regs *regs,
+					     void *frame_pointer);
+
+/* For a trampoline reached directly: no probe may run inside. */
+static nokprobe_inline
+unsigned long kretprobe_trampoline_handler(struct pt_regs *regs,
+					   void *frame_pointer)
+{
+	unsigned long ret_addr;
+
+	kprobe_busy_begin();
+	ret_addr = __kretprobe_trampoline_handler(regs, frame_pointer);
+	kprobe_busy_end();
+	return ret_addr;
+}
+
+/* NULL once unregistering started; called with preemption off. */
+static nokprobe_inline struct kretprobe *get_kretprobe(struct kretprobe_instance *ri)
+{
+	return rcu_dereference_check(ri->rph->rp, rcu_read_lock_any_held());
+}
+
+static nokprobe_inline unsigned long get_kretprobe_retaddr(struct kretprobe_instance *ri)
+{
+	return (unsigned long)ri->ret_addr;
+}
 #endif /* CONFIG_KRETPROBE_ON_RETHOOK */
 
 #else /* !CONFIG_KRETPROBES */
@@ -418,10 +474,14 @@ void unregister_kretprobe(struct kretprobe *rp);
 int register_kretprobes(struct kretprobe **rps, int num);
 void unregister_kretprobes(struct kretprobe **rps, int num);
 
+#if defined(CONFIG_KRETPROBES) && !defined(CONFIG_KRETPROBE_ON_RETHOOK)
+void kprobe_flush_task(struct task_struct *tk);
+#else
 /* With rethook, the rethook core reclaims a dying task's instances. */
 static inline void kprobe_flush_task(struct task_struct *tk)
 {
 }
+#endif
 
 void kprobe_free_init_mem(void);
 
@@ -562,7 +622,7 @@ static inline bool is_kprobe_optinsn_slot(unsigned long addr)
 }
 #endif
 
-#ifdef CONFIG_KRETPROBES
+#ifdef CONFIG_KRETPROBE_ON_RETHOOK
 static nokprobe_inline bool is_kretprobe_trampoline(unsigned long addr)
 {
 	return is_rethook_trampoline(addr);
@@ -574,6 +634,14 @@ unsigned long kretprobe_find_ret_addr(struct task_struct *tsk, void *fp,
 {
 	return rethook_find_ret_addr(tsk, (unsigned long)fp, cur);
 }
+#elif defined(CONFIG_KRETPROBES)
+static nokprobe_inline bool is_kretprobe_trampoline(unsigned long addr)
+{
+	return (void *)addr == kretprobe_trampoline_addr();
+}
+
+unsigned long kretprobe_find_ret_addr(struct task_struct *tsk, void *fp,
+				      struct llist_node **cur);
 #else
 static nokprobe_inline bool is_kretprobe_trampoline(unsigned long addr)
 {
