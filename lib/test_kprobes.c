@@ -109,7 +109,11 @@ static noinline u32 kprobe_forbidden_target(u32 value)
 }
 NOKPROBE_SYMBOL(kprobe_forbidden_target);
 
+#ifdef CONFIG_X86_64
 /*
+ * The tests of listed sites and of the instruction decoder are x86's:
+ * they name the bytes each site is made of.
+ *
  * Sites the kernel lists in tables (a static call, a WARN's ud2): notrace,
  * so that the only refusal in each is that site.
  */
@@ -145,6 +149,7 @@ static noinline notrace u32 kpt_warn_fn(u32 v)
 	WARN_ON_ONCE(v == 0xdead);
 	return v + 1;
 }
+#endif /* CONFIG_X86_64 */
 
 /* ---- assembly targets: one probed instruction kind each ------------------- */
 
@@ -489,7 +494,7 @@ static int count_pre2_quiet(struct kprobe *p, struct pt_regs *regs)
 	return 0;
 }
 
-/* The site registered at @addr; get_kprobe() wants preemption off. */
+#ifdef CONFIG_X86_64
 /*
  * @fn + @off, computed at run time: objtool takes a constant address in
  * a function's body for an indirect branch target, which under IBT
@@ -500,6 +505,7 @@ static void *insn_at(void *fn, unsigned long off)
 	OPTIMIZER_HIDE_VAR(fn);
 	return fn + off;
 }
+#endif
 
 /* Where a probe on @fn+0 goes: past the ENDBR64 landing pad under IBT. */
 static void *entry_of(void *fn)
@@ -511,6 +517,7 @@ static void *entry_of(void *fn)
 	return fn;
 }
 
+/* The site registered at @addr; get_kprobe() wants preemption off. */
 static struct kprobe *probe_at(void *addr)
 {
 	struct kprobe *p;
@@ -717,8 +724,12 @@ static void test_kprobe_ftrace_site(struct kunit *test)
 	unregister_kprobe(&kp);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
-	/* pre_handler: just past a one-byte int3 at the probe. */
-	KUNIT_EXPECT_EQ(test, ftrace_pre_ip, (unsigned long)kp.addr + 1);
+	/*
+	 * pre_handler: on x86 just past a one-byte int3 at the probe, on
+	 * the ftrace path too; elsewhere at the probe.
+	 */
+	KUNIT_EXPECT_EQ(test, ftrace_pre_ip,
+			(unsigned long)kp.addr + (IS_ENABLED(CONFIG_X86) ? 1 : 0));
 	/* post_handler: just past the probed instruction. */
 #ifdef CONFIG_KPROBES_ON_FTRACE
 	KUNIT_EXPECT_EQ(test, ftrace_post_ip, (unsigned long)kp.addr + MCOUNT_INSN_SIZE);
@@ -973,8 +984,19 @@ static int faulting_pre(struct kprobe *p, struct pt_regs *regs)
 
 static void test_fault_in_handler(struct kunit *test)
 {
-	void *area = make_unmapped(test);
+	void *area;
 	struct kprobe kp;
+
+	/*
+	 * riscv enters a kernel breakpoint as an NMI, and without
+	 * TRACE_IRQFLAGS_NMI lockdep keeps the interrupted context's irq
+	 * state there: a page fault's irqentry_exit() inside the handler
+	 * then warns. The arch's entry code does that, whatever the core.
+	 */
+	if (IS_ENABLED(CONFIG_RISCV) && IS_ENABLED(CONFIG_PROVE_LOCKING) &&
+	    !IS_ENABLED(CONFIG_TRACE_IRQFLAGS_NMI))
+		kunit_skip(test, "a fault in a breakpoint handler trips lockdep on riscv");
+	area = make_unmapped(test);
 
 	init_probe(&kp, (void *)kprobe_target, NULL, 0, faulting_pre, count_post);
 	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
@@ -1187,6 +1209,16 @@ static void init_rp(struct kretprobe *rp, const char *sym, kretprobe_handler_t e
 	rp->handler = handler;
 	rp->data_size = data_size;
 	rp->maxactive = maxactive;
+}
+
+/* The instance pool a registered kretprobe owns, whoever keeps it. */
+static void *instance_pool(struct kretprobe *rp)
+{
+#ifdef CONFIG_KRETPROBE_ON_RETHOOK
+	return rp->rh;
+#else
+	return rp->rph;
+#endif
 }
 #endif
 
@@ -2061,50 +2093,6 @@ static void test_optimized_batch(struct kunit *test)
 #endif /* CONFIG_OPTPROBES */
 
 /*
- * A probe listed twice in one unregister_kprobes() call is taken out
- * once and drops its counter: a member that leaves an aggregate, and
- * the only probe of an optimized site.
- */
-static void test_unregister_listed_twice(struct kunit *test)
-{
-	struct kprobe a, b;
-	struct kprobe *twice[] = { &a, &a };
-
-	init_probe(&a, (void *)kprobe_target, NULL, 0, count_pre, NULL);
-	init_probe(&b, (void *)kprobe_target, NULL, 0, count_pre2, NULL);
-	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&a));
-	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&b));
-	unregister_kprobes(twice, ARRAY_SIZE(twice));
-	KUNIT_EXPECT_NULL(test, a.nhit);
-	KUNIT_EXPECT_EQ(test, kprobe_hits(&a), 0UL);
-	target(rand1);
-	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 0);
-	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 1);
-	KUNIT_EXPECT_EQ(test, kprobe_hits(&b), 1UL);
-	/* It goes back in as any unregistered probe does. */
-	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&a));
-	target(rand1);
-	KUNIT_EXPECT_EQ(test, kprobe_hits(&a), 1UL);
-	twice[1] = &b;
-	unregister_kprobes(twice, ARRAY_SIZE(twice));
-	KUNIT_EXPECT_NULL(test, probe_at(entry_of(kprobe_target)));
-	KUNIT_EXPECT_NULL(test, b.nhit);
-
-#ifdef CONFIG_OPTPROBES
-	init_probe(&a, kpt_opt, NULL, 0, count_pre, NULL);
-	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&a));
-	wait_for_kprobe_optimizer();
-	KUNIT_EXPECT_TRUE(test, site_optimized(kpt_opt));
-	twice[1] = &a;
-	unregister_kprobes(twice, ARRAY_SIZE(twice));
-	KUNIT_EXPECT_NULL(test, probe_at(kpt_opt));
-	KUNIT_EXPECT_NULL(test, a.nhit);
-	KUNIT_EXPECT_EQ(test, kpt_opt_10(), 16UL);
-	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
-#endif
-}
-
-/*
  * A jump label site is refused whichever way its key points, and a jump
  * that would cover it is never written: the copy would go stale.
  */
@@ -2237,6 +2225,52 @@ static void test_disable_aggregate_member(struct kunit *test)
 }
 #endif /* CONFIG_X86_64 */
 
+/*
+ * A probe listed twice in one unregister_kprobes() call is taken out
+ * once and drops its counter: a member that leaves an aggregate, and
+ * the only probe of an optimized site.
+ */
+static void test_unregister_listed_twice(struct kunit *test)
+{
+	struct kprobe a, b;
+	struct kprobe *twice[] = { &a, &a };
+
+	init_probe(&a, (void *)kprobe_target, NULL, 0, count_pre, NULL);
+	init_probe(&b, (void *)kprobe_target, NULL, 0, count_pre2, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&a));
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&b));
+	unregister_kprobes(twice, ARRAY_SIZE(twice));
+	KUNIT_EXPECT_NULL(test, a.nhit);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&a), 0UL);
+	target(rand1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 1);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&b), 1UL);
+	/* It goes back in as any unregistered probe does. */
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&a));
+	target(rand1);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&a), 1UL);
+	twice[1] = &b;
+	unregister_kprobes(twice, ARRAY_SIZE(twice));
+	KUNIT_EXPECT_NULL(test, probe_at(entry_of(kprobe_target)));
+	KUNIT_EXPECT_NULL(test, b.nhit);
+
+#if defined(CONFIG_X86_64) && defined(CONFIG_OPTPROBES)
+	/* The x86 functions the optimizer is tested on. */
+	init_probe(&a, kpt_opt, NULL, 0, count_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&a));
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_TRUE(test, site_optimized(kpt_opt));
+	twice[1] = &a;
+	unregister_kprobes(twice, ARRAY_SIZE(twice));
+	KUNIT_EXPECT_NULL(test, probe_at(kpt_opt));
+	KUNIT_EXPECT_NULL(test, a.nhit);
+	KUNIT_EXPECT_EQ(test, kpt_opt_10(), 16UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+#endif
+}
+
+
 /* ---- kretprobes, continued ------------------------------------------------ */
 
 #ifdef CONFIG_KRETPROBES
@@ -2339,12 +2373,15 @@ static void test_kretprobe_refusals(struct kunit *test)
 	target(rand1);
 	unregister_kretprobe(&rp);
 	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 1);
+#ifdef CONFIG_X86
 	/*
 	 * A function that returns in another task, also where its entry is
-	 * past an ENDBR (review finding F9).
+	 * past an ENDBR (review finding F9). x86's kretprobe_blacklist names
+	 * it; other arches leave their __switch_to to NOKPROBE_SYMBOL().
 	 */
 	init_rp(&rp, "__switch_to", NULL, return_count, 0, 0);
 	EXPECT_RP_REFUSED(test, -EINVAL, &rp);
+#endif
 	KUNIT_EXPECT_EQ(test, -EINVAL, register_kretprobes(NULL, 1));
 }
 
@@ -2618,8 +2655,8 @@ static void test_kretprobes_batch_rollback(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, -EINVAL,
 			register_kretprobes((struct kretprobe *[]){ &a, &bad }, 2));
 	KUNIT_EXPECT_NULL(test, probe_at(entry_of(kprobe_target)));
-	KUNIT_EXPECT_NULL(test, a.rh);
-	KUNIT_EXPECT_NULL(test, bad.rh);
+	KUNIT_EXPECT_NULL(test, instance_pool(&a));
+	KUNIT_EXPECT_NULL(test, instance_pool(&bad));
 	target(rand1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 0);
 }

@@ -20,8 +20,12 @@ static char func[KSYM_NAME_LEN] = "kernel_clone";
 module_param_string(func, func, sizeof(func), 0644);
 MODULE_PARM_DESC(func, "function to time (default: kernel_clone)");
 
+/*
+ * Handlers may run in NMI context (riscv and arm64 take breakpoints as
+ * NMIs): the clock must be one that can be read there.
+ */
 struct call_data {
-	ktime_t entered;
+	u64 entered;
 };
 
 static int on_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
@@ -31,7 +35,7 @@ static int on_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	/* Calls from kernel threads are not interesting here: skip them. */
 	if (!current->mm)
 		return 1;
-	data->entered = ktime_get();
+	data->entered = ktime_get_mono_fast_ns();
 	return 0;
 }
 NOKPROBE_SYMBOL(on_entry);
@@ -39,7 +43,7 @@ NOKPROBE_SYMBOL(on_entry);
 static int on_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct call_data *data = (struct call_data *)ri->data;
-	s64 ns = ktime_to_ns(ktime_sub(ktime_get(), data->entered));
+	s64 ns = ktime_get_mono_fast_ns() - data->entered;
 
 	pr_info("%s returned %lu and took %lld ns\n", func,
 		regs_return_value(regs), ns);
