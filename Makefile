@@ -7,6 +7,7 @@
 #   make test      build both test configurations, boot each, run every test;
 #                  ends with 'N passed, N failed'
 #   make test-main, make test-alt   one configuration only
+#   make test ARCH=arm64 (or riscv64), make test-arm64   one architecture
 #   make shell     build, boot to a shell in the guest
 #   make storm     many kprobes clients at once for STORM_SECS (60) seconds
 #                  on the main configuration, then a kmemleak scan
@@ -36,7 +37,7 @@ FRAGMENTS ?= $(T)/kprobes.config $(T)/debug.config
 MAIN_APPEND := preempt=full
 
 .PHONY: all deps tree kernel initramfs test demo shell patches check clean distclean \
-	test-alt test-main alt-kernel bench storm
+	test-alt test-main alt-kernel bench storm test-arm64 test-riscv64
 
 # A second configuration: PREEMPT, no modules, no function tracer (so no
 # kprobes on ftrace), the KUnit suite built in.
@@ -62,13 +63,30 @@ kernel: tree
 initramfs: kernel
 	@$(T)/make-initramfs.sh
 
-# Both configurations, one summary.
+# The other architectures booted in QEMU: the tree's arch code on our
+# core. 'make test ARCH=arm64' (or riscv64) tests that one alone.
+CROSS_ARCHES := arm64 riscv64
+CROSS_LOGS = $(foreach a,$(CROSS_ARCHES),$(BUILD)/console-$(a).log:$(a))
+
+ifneq ($(filter $(ARCH),$(CROSS_ARCHES)),)
+test: tree
+	@$(T)/cross-guest.sh $(ARCH)
+	@python3 $(T)/ktap-summary.py $(BUILD)/console-$(ARCH).log:$(ARCH)
+else
+# Both x86-64 configurations and the other architectures, one summary.
 test: initramfs alt-kernel
 	@echo "  QEMU    main config, console in .build/console-test.log"
 	@KPTEST_APPEND="$(MAIN_APPEND)" $(T)/run-guest.sh test $(BUILD)/console-test.log 1500
 	@echo "  QEMU    alt config, console in .build/console-alt.log"
 	@$(ALT_RUN)
-	@python3 $(T)/ktap-summary.py $(BUILD)/console-test.log:main $(BUILD)/console-alt.log:alt
+	@for a in $(CROSS_ARCHES); do $(T)/cross-guest.sh $$a || exit 1; done
+	@python3 $(T)/ktap-summary.py $(BUILD)/console-test.log:main \
+		$(BUILD)/console-alt.log:alt $(CROSS_LOGS)
+endif
+
+$(addprefix test-,$(CROSS_ARCHES)): test-%: tree
+	@$(T)/cross-guest.sh $*
+	@python3 $(T)/ktap-summary.py $(BUILD)/console-$*.log:$*
 
 test-main: initramfs
 	@KPTEST_APPEND="$(MAIN_APPEND)" $(T)/run-guest.sh test $(BUILD)/console-test.log 1500

@@ -5,7 +5,9 @@
 set -euo pipefail
 pkgs="linux-source-6.12 qemu-system-x86 gcc make flex bison bc libelf-dev
       libssl-dev cpio busybox-static ccache rsync python3 kmod xz-utils
-      dwarves sparse git perl gzip libc6-dev gnuplot-nox"
+      dwarves sparse git perl gzip libc6-dev gnuplot-nox
+      gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
+      gcc-riscv64-linux-gnu libc6-dev-riscv64-cross qemu-system-misc opensbi"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
@@ -18,5 +20,7 @@ if [ "$(id -u)" != 0 ]; then
 	exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends $missing >/dev/null
+# Another apt-get may hold the dpkg lock: wait for it rather than fail.
+lock="-o DPkg::Lock::Timeout=900"
+apt-get $lock update -qq
+apt-get $lock install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# cross-guest.sh ARCH: build the kernel of another architecture (arm64,
+# riscv64) with our kprobes core and the tree's arch code, boot it under
+# QEMU (TCG, 2 vCPUs) and leave its console in .build/console-ARCH.log:
+# the KUnit suite (built in) runs at boot, then cross-init.c runs the
+# selftests that are not x86's and powers off. ktap-summary.py reads it.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../../.." && pwd)
+t=$repo/tools/testing/kprobes
+build=$repo/.build
+arch=$1
+
+case $arch in
+arm64)
+	karch=arm64 cross=aarch64-linux-gnu- image=arch/arm64/boot/Image
+	qemu=(qemu-system-aarch64 -machine virt -cpu max)
+	console=ttyAMA0
+	;;
+riscv64)
+	karch=riscv cross=riscv64-linux-gnu- image=arch/riscv/boot/Image
+	qemu=(qemu-system-riscv64 -machine virt
+	      -bios /usr/lib/riscv64-linux-gnu/opensbi/generic/fw_jump.bin)
+	console=ttyS0
+	;;
+*)
+	echo "cross-guest: no guest for $arch (arm64, riscv64)" >&2
+	exit 1
+	;;
+esac
+
+obj=$build/obj-$arch
+export ARCH=$karch CROSS_COMPILE=$cross
+"$t/config.sh" "$build/src" "$obj" "$t/arch-common.config" "$t/$arch.config"
+echo "  KERNEL  $arch (the tree's arch code on our core)"
+make -s -C "$build/src" O="$obj" CC="ccache ${cross}gcc" -j"${JOBS:-3}" Image modules
+
+root=$build/initramfs-$arch
+rm -rf "$root"
+mkdir -p "$root"/{proc,sys,dev,modules}
+"${cross}gcc" -static -O2 -Wall -o "$root/init" "$t/guest-progs/cross-init.c"
+cp "$obj"/samples/kprobes/*.ko "$root/modules/"
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$build/initramfs-$arch.cpio.gz"
+
+log=$build/console-$arch.log
+echo "  QEMU    $arch, console in .build/console-$arch.log"
+timeout --foreground -k 10 "${GUEST_TIMEOUT:-1200}" "${qemu[@]}" \
+	-accel tcg,thread=single -smp 2 -m 1G -no-reboot -nographic \
+	-kernel "$obj/$image" -initrd "$build/initramfs-$arch.cpio.gz" \
+	-append "console=$console panic=-1" \
+	-serial file:"$log" -monitor none </dev/null >/dev/null 2>&1 ||
+	echo "cross-guest: QEMU ended with status $?" >> "$log"

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * init for the guests of the other architectures (arm64, riscv64), which
+ * have no busybox here: the selftests of run-tests that are not x86's,
+ * in C, printed as KTAP ("kprobes_selftests"), then power off. The
+ * KUnit suite is built into their kernels and has run before this.
+ *
+ * The initramfs holds this program as /init and the kprobes sample
+ * modules in /modules.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/klog.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#define D "/sys/kernel/debug/kprobes"
+#define T "/sys/kernel/tracing"
+
+static int nr_tests;
+
+/* Read a whole (small) file into a static buffer; NULL on error. */
+static char *slurp(const char *path)
+{
+	static char buf[1 << 20];
+	ssize_t n, len = 0;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return NULL;
+	while ((n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += n;
+	close(fd);
+	if (n < 0)
+		return NULL;
+	buf[len] = 0;
+	return buf;
+}
+
+/* Write @s to @path (O_APPEND with @append); 0 or -errno. */
+static int put(const char *path, const char *s, int append)
+{
+	int fd = open(path, O_WRONLY | (append ? O_APPEND : O_TRUNC));
+	int ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, s, strlen(s)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static int contains(const char *path, const char *what)
+{
+	char *s = slurp(path);
+
+	return s && strstr(s, what);
+}
+
+static void fork_some(int n)
+{
+	while (n--) {
+		pid_t pid = fork();
+
+		if (pid == 0)
+			_exit(0);
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+	}
+}
+
+/* Times @what appears in the kernel log. */
+static int count_log(const char *what)
+{
+	static char buf[1 << 20];
+	int len = klogctl(3, buf, sizeof(buf) - 1), n = 0;
+	char *p = buf;
+
+	if (len < 0)
+		return -1;
+	buf[len] = 0;
+	while ((p = strstr(p, what))) {
+		n++;
+		p += strlen(what);
+	}
+	return n;
+}
+
+/* Hits and misses of kprobe event @name (kprobe_profile); -1 if absent. */
+static long event_count(const char *name, int missed_ones)
+{
+	char *s = slurp(T "/kprobe_profile"), *line;
+	char ev[128];
+	long hits, missed;
+
+	for (line = s ? strtok(s, "\n") : NULL; line; line = strtok(NULL, "\n"))
+		if (sscanf(line, " %127s %ld %ld", ev, &hits, &missed) == 3 &&
+		    !strcmp(ev, name))
+			return missed_ones ? missed : hits;
+	return -1;
+}
+
+static long event_hits(const char *name)
+{
+	return event_count(name, 0);
+}
+
+static int insmod(const char *name, const char *params)
+{
+	char path[256];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "/modules/%s.ko", name);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, params, 0);
+	close(fd);
+	return ret ? -errno : 0;
+}
+
+static int rmmod(const char *name)
+{
+	return syscall(SYS_delete_module, name, O_NONBLOCK) ? -errno : 0;
+}
+
+static void check(const char *name, int ok)
+{
+	printf("%sok %d %s\n", ok ? "" : "not ", ++nr_tests, name);
+	fflush(stdout);
+}
+
+static void note(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("# ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+static int t_sample(void)
+{
+	int before, after;
+
+	if (insmod("kprobe_example", "symbol=kernel_clone"))
+		return 0;
+	before = count_log("<kernel_clone> pre_handler");
+	fork_some(5);
+	after = count_log("<kernel_clone> pre_handler");
+	rmmod("kprobe_example");
+	note("pre_handler lines %d -> %d", before, after);
+	return after - before >= 5;
+}
+
+static int t_sample_ret(void)
+{
+	int before, after;
+
+	if (insmod("kretprobe_example", "func=kernel_clone"))
+		return 0;
+	before = count_log("kernel_clone returned");
+	fork_some(5);
+	after = count_log("kernel_clone returned");
+	rmmod("kretprobe_example");
+	note("return lines %d -> %d", before, after);
+	return after - before >= 5;
+}
+
+static int t_events(void)
+{
+	long k0, r0, k1, r1;
+
+	if (put(T "/kprobe_events", "p:kptest/clone kernel_clone\n", 1) ||
+	    put(T "/kprobe_events", "r:kptest/cloneret kernel_clone ret=$retval\n", 1) ||
+	    put(T "/events/kptest/enable", "1", 0))
+		return 0;
+	k0 = event_hits("clone");
+	r0 = event_hits("cloneret");
+	fork_some(5);
+	k1 = event_hits("clone");
+	r1 = event_hits("cloneret");
+	note("hits k %ld -> %ld, r %ld -> %ld", k0, k1, r0, r1);
+	return k0 >= 0 && r0 >= 0 && k1 - k0 >= 5 && r1 - r0 >= 5 &&
+	       contains(T "/trace", "cloneret:") && contains(D "/list", "kernel_clone");
+}
+
+/* With the events above enabled: 0 disarms everything, 1 re-arms. */
+static int t_enabled(void)
+{
+	long before, mid, after;
+
+	before = event_hits("clone");
+	if (put(D "/enabled", "0", 0) || !contains(D "/enabled", "0"))
+		return 0;
+	fork_some(5);
+	mid = event_hits("clone");
+	put(D "/enabled", "1", 0);
+	fork_some(5);
+	after = event_hits("clone");
+	note("hits %ld, %ld while off, %ld back on", before, mid, after);
+	return before == mid && after - mid >= 5 && contains(D "/enabled", "1");
+}
+
+static int t_events_off(void)
+{
+	return !put(T "/events/kptest/enable", "0", 0) &&
+	       !put(T "/kprobe_events", "-:kptest/clone\n", 1) &&
+	       !put(T "/kprobe_events", "-:kptest/cloneret\n", 1) &&
+	       !contains(D "/list", "kernel_clone");
+}
+
+/*
+ * A probe on a module's function goes [GONE] when the module does. The
+ * function is the sample's post_handler: hit inside the sample's probe,
+ * it counts as missed.
+ */
+static int t_module_gone(void)
+{
+	int gone, ok;
+
+	if (insmod("kprobe_example", "symbol=kernel_clone") ||
+	    put(T "/kprobe_events", "p:kptest/modfn kprobe_example:after\n", 1) ||
+	    put(T "/events/kptest/modfn/enable", "1", 0)) {
+		rmmod("kprobe_example");
+		return 0;
+	}
+	fork_some(2);
+	ok = event_count("modfn", 1) >= 2 && event_hits("modfn") == 0;
+	put(T "/events/kptest/modfn/enable", "0", 0);
+	rmmod("kprobe_example");
+	gone = contains(D "/list", "[GONE]") != 0;
+	note("module function missed in the handler: %d, [GONE] after unload: %d",
+	     ok, gone);
+	return !put(T "/kprobe_events", "-:kptest/modfn\n", 1) && ok && gone &&
+	       !contains(D "/list", "GONE");
+}
+
+static void mounts(void)
+{
+	mount("proc", "/proc", "proc", 0, NULL);
+	mount("sysfs", "/sys", "sysfs", 0, NULL);
+	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL);
+}
+
+int main(void)
+{
+	char *s;
+
+	mounts();
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("# Subtest: kprobes_selftests\n");
+	check("debugfs_files_exist", slurp(D "/list") && slurp(D "/enabled") &&
+	      slurp(D "/blacklist"));
+	s = slurp(D "/enabled");
+	check("enabled_reads_1", s && !strcmp(s, "1\n"));
+	s = slurp(D "/blacklist");
+	check("blacklist_lists_entries", s && strchr(s, '\n'));
+	check("sample_kprobe_fires", t_sample());
+	check("sample_kretprobe_fires", t_sample_ret());
+	check("kprobe_events_trace", t_events());
+	check("enabled_knob_disarms_and_rearms", t_enabled());
+	check("events_removed", t_events_off());
+	check("enabled_rejects_garbage", put(D "/enabled", "banana", 0) < 0);
+	check("events_refuse_unknown_symbol",
+	      put(T "/kprobe_events", "p:kptest/bad no_such_symbol_for_kprobes\n", 1) < 0);
+	check("module_probe_gone_on_unload", t_module_gone());
+	s = slurp(D "/list");
+	check("list_empty_at_end", s && !*s);
+	printf("KPROBES-GUEST-DONE\n");
+	fflush(stdout);
+	sync();
+	reboot(RB_POWER_OFF);
+	return 0;
+}
