@@ -599,14 +599,9 @@ static void free_insn_page(void *page)
  * Slot sizes in kprobe_opcode_t units. An arch that copies one
  * instruction (and maybe a breakpoint after it, within MAX_INSN_SIZE)
  * needs no KPROBE_SLOT_SIZE; x86 adds a jump back and sets its own.
- * Arches whose detour size is known only at run time (arm, powerpc)
- * set kprobe_optinsn_slots.insn_size at init.
  */
 #ifndef KPROBE_SLOT_SIZE
 #define KPROBE_SLOT_SIZE	MAX_INSN_SIZE
-#endif
-#ifndef KPROBE_OPTINSN_SLOT_SIZE
-#define KPROBE_OPTINSN_SLOT_SIZE	0
 #endif
 
 DEFINE_SLOT_CACHE(kprobe_insn_slots, KPROBE_INSN_PAGE_SYM, KPROBE_SLOT_SIZE,
@@ -833,11 +828,30 @@ void __weak free_optinsn_page(void *page)
 	free_insn_page(page);
 }
 
-/* Detour buffers for optimized probes. */
+/*
+ * Detour buffers for optimized probes. arm and powerpc give their size
+ * as MAX_OPTINSN_SIZE, a difference of two symbols and so no constant:
+ * it is set at init, whichever way the arch gives it.
+ */
+#ifndef KPROBE_OPTINSN_SLOT_SIZE
+#define KPROBE_OPTINSN_SLOT_SIZE	MAX_OPTINSN_SIZE
+#endif
+
 DEFINE_SLOT_CACHE(kprobe_optinsn_slots, KPROBE_OPTINSN_PAGE_SYM,
-		  KPROBE_OPTINSN_SLOT_SIZE, alloc_optinsn_page, free_optinsn_page);
+		  0, alloc_optinsn_page, free_optinsn_page);
+
+static void __init optinsn_slots_init(void)
+{
+	kprobe_optinsn_slots.insn_size = KPROBE_OPTINSN_SLOT_SIZE;
+}
 #endif
 #endif /* __ARCH_WANT_KPROBES_INSN_SLOT */
+
+#if !defined(__ARCH_WANT_KPROBES_INSN_SLOT) || !defined(CONFIG_OPTPROBES)
+static void __init optinsn_slots_init(void)
+{
+}
+#endif
 
 int __weak arch_kprobe_get_kallsym(unsigned int *symnum, unsigned long *value,
 				   char *type, char *sym)
@@ -1566,16 +1580,59 @@ struct optimized_kprobe *kprobe_detour_site(struct kprobe *p)
 	return p && !kprobe_gone(p) && site_has_detour(p) ? to_op(p) : NULL;
 }
 
+/* Instructions after a site that a jump there may cover, in opcode units. */
+#define OPTIMIZED_SPAN	(MAX_OPTIMIZED_LENGTH / sizeof(kprobe_opcode_t))
+
 /* Does another probe sit inside the region the site's jump would cover? */
 static bool region_has_probe(struct kprobe *site)
 {
 	size_t i;
 
-	for (i = 1; i < to_op(site)->optinsn.size; i++)
-		if (get_kprobe(site->addr + i))
+	for (i = 1; i < OPTIMIZED_SPAN; i++)
+		if (arch_within_optimized_kprobe(to_op(site), site->addr + i) &&
+		    get_kprobe(site->addr + i))
 			return true;
 	return false;
 }
+
+#ifndef arch_kprobe_queue_optimize
+/*
+ * Arches with the tree's optprobe interface (arm, powerpc) write each
+ * jump, and each breakpoint that replaces one, at once: the queue is
+ * theirs to batch, and arch_kprobe_queue_apply() has nothing left to do.
+ */
+void arch_kprobe_queue_optimize(struct optimized_kprobe *op)
+{
+	LIST_HEAD(one);
+
+	list_add(&op->list, &one);
+	arch_optimize_kprobes(&one);	/* takes @op off the list */
+}
+
+void arch_kprobe_queue_unoptimize(struct optimized_kprobe *op, bool armed)
+{
+	arch_unoptimize_kprobe(op);	/* the breakpoint is back */
+	if (!armed)
+		arch_disarm_kprobe(&op->kp);
+}
+#endif
+
+/**
+ * opt_pre_handler() - run the handlers of an optimized site's hit
+ * @p: the site whose jump was taken
+ * @regs: registers as the arch's detour saved them
+ *
+ * For the arches with the tree's optprobe interface, whose detour calls
+ * it with @p as current_kprobe.
+ */
+void opt_pre_handler(struct kprobe *p, struct pt_regs *regs)
+{
+	if (!arch_kprobe_counts_hits)
+		kprobe_count_hit(p);
+	aggr_run_pre_handlers(p, regs);
+	__this_cpu_write(current_kprobe, p);
+}
+NOKPROBE_SYMBOL(opt_pre_handler);
 
 static void site_set_blocked(struct kprobe *site, bool blocked)
 {
@@ -1683,7 +1740,7 @@ static void sync_covering_sites(struct kprobe_batch *b, kprobe_opcode_t *addr)
 	struct kprobe *site;
 	int k;
 
-	for (k = 1; k < MAX_OPTIMIZED_LENGTH; k++) {
+	for (k = 1; k < OPTIMIZED_SPAN; k++) {
 		site = get_kprobe(addr - k);
 		if (!site || !site_has_detour(site) ||
 		    !arch_within_optimized_kprobe(to_op(site), addr))
@@ -1699,7 +1756,7 @@ static void requeue_covering_sites(kprobe_opcode_t *addr)
 	struct kprobe *site;
 	int k;
 
-	for (k = 1; k < MAX_OPTIMIZED_LENGTH && nr_blocked_sites; k++) {
+	for (k = 1; k < OPTIMIZED_SPAN && nr_blocked_sites; k++) {
 		site = get_kprobe(addr - k);
 		if (site && kprobe_is_aggr(site) &&
 		    (site->flags & KPROBE_FLAG_OPT_BLOCKED) &&
@@ -4080,6 +4137,7 @@ static int __init init_kprobes(void)
 	if (ret)
 		pr_err("blacklist incomplete: %d\n", ret);
 	populate_kretprobe_blacklist();
+	optinsn_slots_init();
 
 	/* arch_init_kprobes() may register probes (a trampoline's). */
 	kprobes_initialized = true;

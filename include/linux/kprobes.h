@@ -7,7 +7,8 @@
  *
  * The arch-agnostic core lives in kernel/kprobes.c; the state a probe goes
  * through and the locking rules are documented at the top of that file.
- * The arch supplies the arch_* hooks declared below and in <asm/kprobes.h>.
+ * The interface between the core and the arch's kprobes code is
+ * <linux/kprobes_arch.h>, included below.
  */
 #include <linux/compiler.h>
 #include <linux/linkage.h>
@@ -124,23 +125,6 @@ static inline bool kprobe_ftrace(struct kprobe *p)
 }
 
 /*
- * Count a hit that runs the handlers at site @p. An arch whose hit paths
- * call it, for the site they hit, once per hit, defines
- * arch_kprobe_counts_hits as true in asm/kprobes.h. For the others the
- * core makes every site an aggregate and counts in its pre_handler.
- * An aggregate's members are counted by their site's counter (see
- * kprobe_hits()). Every site in the table has one.
- */
-#ifndef arch_kprobe_counts_hits
-#define arch_kprobe_counts_hits	false
-#endif
-
-static __always_inline void kprobe_count_hit(struct kprobe *p)
-{
-	this_cpu_inc(*p->nhit);
-}
-
-/*
  * Used only by architectures that have no rethook; kept so that the
  * structures below have the same shape on every architecture.
  */
@@ -215,15 +199,9 @@ struct kprobe_blacklist_entry {
 };
 
 #ifdef CONFIG_KPROBES
-DECLARE_PER_CPU(struct kprobe *, current_kprobe);
-DECLARE_PER_CPU(struct kprobe_ctlblk, kprobe_ctlblk);
-
-void kprobe_busy_begin(void);
-void kprobe_busy_end(void);
+#include <linux/kprobes_arch.h>
 
 #ifdef CONFIG_KRETPROBES
-int arch_trampoline_kprobe(struct kprobe *p);
-
 #ifdef CONFIG_KRETPROBE_ON_RETHOOK
 static nokprobe_inline struct kretprobe *get_kretprobe(struct kretprobe_instance *ri)
 {
@@ -236,41 +214,6 @@ static nokprobe_inline unsigned long get_kretprobe_retaddr(struct kretprobe_inst
 	return ri->node.ret_addr;
 }
 #else
-/*
- * Without rethook the core keeps the instances (kernel/kprobes.c). The
- * arch saves the return address and the frame in @ri and returns to its
- * trampoline instead; the trampoline calls the handler below.
- */
-void arch_prepare_kretprobe(struct kretprobe_instance *ri, struct pt_regs *regs);
-/* Optional: set the instruction pointer in @regs to where the call returns. */
-void arch_kretprobe_fixup_return(struct pt_regs *regs,
-				 kprobe_opcode_t *correct_ret_addr);
-
-void __kretprobe_trampoline(void);
-
-/* Where a hooked call returns to; function descriptors are looked through. */
-static nokprobe_inline void *kretprobe_trampoline_addr(void)
-{
-	return dereference_kernel_function_descriptor(__kretprobe_trampoline);
-}
-
-/* For a trampoline reached through a kprobe, which makes kprobes busy. */
-unsigned long __kretprobe_trampoline_handler(struct pt_regs *regs,
-					     void *frame_pointer);
-
-/* For a trampoline reached directly: no probe may run inside. */
-static nokprobe_inline
-unsigned long kretprobe_trampoline_handler(struct pt_regs *regs,
-					   void *frame_pointer)
-{
-	unsigned long ret_addr;
-
-	kprobe_busy_begin();
-	ret_addr = __kretprobe_trampoline_handler(regs, frame_pointer);
-	kprobe_busy_end();
-	return ret_addr;
-}
-
 /* NULL once unregistering started; called with preemption off. */
 static nokprobe_inline struct kretprobe *get_kretprobe(struct kretprobe_instance *ri)
 {
@@ -282,187 +225,22 @@ static nokprobe_inline unsigned long get_kretprobe_retaddr(struct kretprobe_inst
 	return (unsigned long)ri->ret_addr;
 }
 #endif /* CONFIG_KRETPROBE_ON_RETHOOK */
-
-#else /* !CONFIG_KRETPROBES */
-static inline int arch_trampoline_kprobe(struct kprobe *p)
-{
-	return 0;
-}
 #endif /* CONFIG_KRETPROBES */
 
-/* Bounds of the '_kprobe_blacklist' section NOKPROBE_SYMBOL() fills. */
-extern unsigned long __start_kprobe_blacklist[];
-extern unsigned long __stop_kprobe_blacklist[];
-
-extern struct kretprobe_blackpoint kretprobe_blacklist[];
-
-/* The arch interface; see the comments in kernel/kprobes.c. */
-int arch_prepare_kprobe(struct kprobe *p);
-void arch_remove_kprobe(struct kprobe *p);
-void arch_arm_kprobe(struct kprobe *p);
-void arch_disarm_kprobe(struct kprobe *p);
-/*
- * Batched arming: queue the text change for each site (text_mutex held),
- * then make all of them visible to every CPU at once. The defaults arm
- * each site on its own.
- */
-void arch_kprobe_queue_arm(struct kprobe *p, bool arm);
-void arch_kprobe_queue_apply(void);
-int arch_init_kprobes(void);
-bool arch_within_kprobe_blacklist(unsigned long addr);
-int arch_populate_kprobe_blacklist(void);
-bool arch_kprobe_may_be_listed_site(unsigned long addr);
-bool kprobe_function_bounds(unsigned long addr, unsigned long *start,
-			    unsigned long *size);
-
-void kprobes_inc_nmissed_count(struct kprobe *p);
 int kprobe_on_func_entry(kprobe_opcode_t *addr, const char *sym, unsigned long offset);
-
 bool within_kprobe_blacklist(unsigned long addr);
-int kprobe_add_ksym_blacklist(unsigned long entry);
-int kprobe_add_area_blacklist(unsigned long start, unsigned long end);
-
-/**
- * struct kprobe_insn_cache - pages of executable slots for copied insns
- * @mutex: serializes slot allocation and freeing
- * @alloc: allocates one executable page
- * @free: frees a page from @alloc
- * @sym: name under which the pages appear in kallsyms
- * @pages: the pages, an RCU list (read without @mutex by address checks)
- * @insn_size: size of a slot, in kprobe_opcode_t units
- * @nr_garbage: slots freed but possibly still in use (reclaimed later)
- * @last_freed: the page a slot was last freed to, looked at first: slots
- *	are freed in runs, in the order they were handed out
- */
-struct kprobe_insn_page;
-struct kprobe_insn_cache {
-	struct mutex mutex;	/* see @mutex above */
-	void *(*alloc)(void);
-	void (*free)(void *page);
-	const char *sym;
-	struct list_head pages;
-	size_t insn_size;
-	int nr_garbage;
-	struct kprobe_insn_page *last_freed;
-};
-
-#ifdef __ARCH_WANT_KPROBES_INSN_SLOT
-kprobe_opcode_t *__get_insn_slot(struct kprobe_insn_cache *c);
-void __free_insn_slot(struct kprobe_insn_cache *c,
-		      kprobe_opcode_t *slot, int dirty);
-/* Safe in any context: takes no lock that sleeps. */
-bool __is_insn_slot_addr(struct kprobe_insn_cache *c, unsigned long addr);
-
-#define DEFINE_INSN_CACHE_OPS(__name)					\
-extern struct kprobe_insn_cache kprobe_##__name##_slots;		\
-									\
-static inline kprobe_opcode_t *get_##__name##_slot(void)		\
-{									\
-	return __get_insn_slot(&kprobe_##__name##_slots);		\
-}									\
-									\
-static inline void free_##__name##_slot(kprobe_opcode_t *slot, int dirty)\
-{									\
-	__free_insn_slot(&kprobe_##__name##_slots, slot, dirty);	\
-}									\
-									\
-static inline bool is_kprobe_##__name##_slot(unsigned long addr)	\
-{									\
-	return __is_insn_slot_addr(&kprobe_##__name##_slots, addr);	\
-}
-#define KPROBE_INSN_PAGE_SYM		"kprobe_insn_page"
-#define KPROBE_OPTINSN_PAGE_SYM		"kprobe_optinsn_page"
-int kprobe_cache_get_kallsym(struct kprobe_insn_cache *c, unsigned int *symnum,
-			     unsigned long *value, char *type, char *sym);
-#else /* !__ARCH_WANT_KPROBES_INSN_SLOT */
-#define DEFINE_INSN_CACHE_OPS(__name)					\
-static inline bool is_kprobe_##__name##_slot(unsigned long addr)	\
-{									\
-	return 0;							\
-}
-#endif
-
-DEFINE_INSN_CACHE_OPS(insn);
-
-/*
- * For an arch hit path that reaches an aggregate site directly (x86's
- * optimized probes), after counting the site's hit: run its members'
- * pre_handlers (kernel/kprobes.c), leaving current_kprobe at the last
- * member run.
- */
-int aggr_run_pre_handlers(struct kprobe *site, struct pt_regs *regs);
 
 #ifdef CONFIG_OPTPROBES
-/**
- * struct optimized_kprobe - a probe that may be armed with a jump
- * @kp: the probe as the hash table sees it
- * @list: link in the optimizer's queues
- * @optinsn: the arch's detour buffer
- */
-struct optimized_kprobe {
-	struct kprobe kp;
-	struct list_head list;
-	struct arch_optimized_insn optinsn;
-};
-
-/*
- * The arch side of optimization. Text changes are queued and written by
- * arch_kprobe_queue_apply(), like arch_kprobe_queue_arm()'s; all are
- * called with kprobe_mutex and text_mutex held.
- */
-int arch_prepare_optimized_kprobe(struct optimized_kprobe *op,
-				  struct kprobe *orig);
-void arch_remove_optimized_kprobe(struct optimized_kprobe *op);
-void arch_kprobe_queue_optimize(struct optimized_kprobe *op);
-void arch_kprobe_queue_unoptimize(struct optimized_kprobe *op, bool armed);
-int arch_within_optimized_kprobe(struct optimized_kprobe *op,
-				 kprobe_opcode_t *addr);
-struct optimized_kprobe *kprobe_detour_site(struct kprobe *p);
-
-DEFINE_INSN_CACHE_OPS(optinsn);
-
 void wait_for_kprobe_optimizer(void);
-#else /* !CONFIG_OPTPROBES */
+#else
 static inline void wait_for_kprobe_optimizer(void) { }
-#endif /* CONFIG_OPTPROBES */
+#endif
 
 #ifdef CONFIG_KPROBES_ON_FTRACE
-void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
-			   struct ftrace_ops *ops, struct ftrace_regs *fregs);
-int arch_prepare_kprobe_ftrace(struct kprobe *p);
-/* Set once ftrace is dead: probes on ftrace sites can no longer fire. */
-extern bool kprobe_ftrace_disabled __read_mostly;
 void kprobe_ftrace_kill(void);
 #else
-static inline int arch_prepare_kprobe_ftrace(struct kprobe *p)
-{
-	return -EINVAL;
-}
 static inline void kprobe_ftrace_kill(void) {}
-#endif /* CONFIG_KPROBES_ON_FTRACE */
-
-/* The probe registered at @addr; call with preemption disabled. */
-struct kprobe *get_kprobe(void *addr);
-
-/* The probe whose handlers this CPU is running, if any. */
-static inline struct kprobe *kprobe_running(void)
-{
-	return __this_cpu_read(current_kprobe);
-}
-
-static inline void reset_current_kprobe(void)
-{
-	__this_cpu_write(current_kprobe, NULL);
-}
-
-static inline struct kprobe_ctlblk *get_kprobe_ctlblk(void)
-{
-	return this_cpu_ptr(&kprobe_ctlblk);
-}
-
-kprobe_opcode_t *kprobe_lookup_name(const char *name, unsigned int offset);
-kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr, unsigned long offset,
-					 bool *on_func_entry);
+#endif
 
 int register_kprobe(struct kprobe *p);
 void unregister_kprobe(struct kprobe *p);
@@ -491,19 +269,8 @@ unsigned long kprobe_hits(struct kprobe *kp);
 
 void dump_kprobe(struct kprobe *kp);
 
-void *alloc_insn_page(void);
-
-void *alloc_optinsn_page(void);
-void free_optinsn_page(void *page);
-
 int kprobe_get_kallsym(unsigned int symnum, unsigned long *value, char *type,
 		       char *sym);
-
-int arch_kprobe_get_kallsym(unsigned int *symnum, unsigned long *value,
-			    char *type, char *sym);
-
-int kprobe_exceptions_notify(struct notifier_block *self,
-			     unsigned long val, void *data);
 
 #else /* !CONFIG_KPROBES: */
 

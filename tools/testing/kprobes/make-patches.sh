@@ -111,7 +111,8 @@ refused; refusals return the tree's error codes.
 get_kprobe(), within_kprobe_blacklist() and current_kprobe are now
 exported (GPL) so that modules, the KUnit suite among them, can use them
 and kprobe_running()." \
-	kernel/kprobes.c include/linux/kprobes.h include/asm-generic/kprobes.h \
+	kernel/kprobes.c include/linux/kprobes.h include/linux/kprobes_arch.h \
+	include/asm-generic/kprobes.h \
 	arch/x86/include/asm/kprobes.h arch/x86/kernel/kprobes
 
 commit_paths "kprobes: new samples, KUnit suite and documentation" \

@@ -46,7 +46,7 @@ fi
 # content (then keep it, with its timestamp).
 grep -v '^#' "$owned" | while read -r path; do
 	[ -n "$path" ] || continue
-	(cd "$pristine" && find "$path" -type f 2>/dev/null) | while read -r f; do
+	(cd "$pristine" && find "$path" -type f 2>/dev/null || true) | while read -r f; do
 		if [ ! -f "$repo/$f" ]; then
 			rm -f "$src/$f"
 		fi
@@ -66,7 +66,7 @@ done
 survivors=0
 grep -v '^#' "$owned" | while read -r path; do
 	[ -n "$path" ] || continue
-	(cd "$pristine" && find "$path" -type f 2>/dev/null)
+	(cd "$pristine" && find "$path" -type f 2>/dev/null || true)
 done | while read -r f; do
 	if [ -f "$src/$f" ] && cmp -s "$pristine/$f" "$src/$f"; then
 		echo "prepare-tree: the tree's own $f survived" >&2

@@ -36,6 +36,10 @@ typedef u8 kprobe_opcode_t;
 /* Our hit paths call kprobe_count_hit() for the site they hit. */
 #define arch_kprobe_counts_hits	true
 
+/* Our optimizer's text writes are queued with the breakpoints' (opt.c). */
+#define arch_kprobe_queue_optimize	arch_kprobe_queue_optimize
+#define arch_kprobe_queue_unoptimize	arch_kprobe_queue_unoptimize
+
 /* A detour buffer of an optimized probe (see opt.c). */
 #define KPROBE_OPTINSN_SLOT_SIZE	160
 

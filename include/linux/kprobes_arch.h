@@ -1,0 +1,487 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef _LINUX_KPROBES_ARCH_H
+#define _LINUX_KPROBES_ARCH_H
+/*
+ * The interface between the kprobes core (kernel/kprobes.c) and an
+ * architecture's kprobes code: what the arch provides, what the core
+ * provides it with, and the default the core uses for each optional hook.
+ * <linux/kprobes.h> includes this header once struct kprobe is known; the
+ * arch code includes <linux/kprobes.h>.
+ *
+ * What <asm/kprobes.h> defines
+ * ----------------------------
+ * kprobe_opcode_t	the unit of text a breakpoint replaces (x86: a byte;
+ *			arm64, powerpc: a 32-bit instruction; riscv: 16 bits)
+ * MAX_INSN_SIZE	the longest instruction, in kprobe_opcode_t units
+ * struct arch_specific_insn	the arch's copy of a probed instruction
+ * struct kprobe_ctlblk	per-CPU state of the hit a CPU is handling
+ * struct arch_optimized_insn, MAX_OPTIMIZED_LENGTH	with CONFIG_OPTPROBES:
+ *			a site's detour, and how many bytes its jump covers
+ * kprobe_fault_handler()	the arch's fault fix-up (see kprobe_page_fault())
+ *
+ * And, each only when the arch wants it:
+ * __ARCH_WANT_KPROBES_INSN_SLOT	the core keeps executable slots for
+ *			the arch's instruction copies (get_insn_slot())
+ * KPROBE_SLOT_SIZE	a slot's size in kprobe_opcode_t units; default
+ *			MAX_INSN_SIZE
+ * KPROBE_OPTINSN_SLOT_SIZE or MAX_OPTINSN_SIZE	a detour's size in units;
+ *			MAX_OPTINSN_SIZE may be a run-time value (arm and
+ *			powerpc: a difference of two symbols)
+ * arch_kprobe_counts_hits	true when the arch's hit paths call
+ *			kprobe_count_hit() for the site they hit. Default
+ *			false: the core then makes every site an aggregate and
+ *			counts in the aggregate's pre_handler.
+ * arch_kprobe_queue_optimize	defined (to itself) by an arch that
+ *			implements the queued optimizer hooks below; without
+ *			it the core drives the tree's optprobe interface.
+ * The arch's code defines the per-CPU current_kprobe and kprobe_ctlblk.
+ *
+ * Context and locks
+ * -----------------
+ * Unless a hook says otherwise, the core calls it in process context, may
+ * sleep, and holds kprobe_mutex (which serializes every registration-side
+ * change) and, for anything that reads or writes text, also
+ * cpus_read_lock(), jump_label_lock() and text_mutex, in that order: an
+ * arch that patches text with stop_machine() must use
+ * stop_machine_cpuslocked(). Hit-path hooks run wherever the arch's trap
+ * or detour calls them, with preemption or interrupts disabled; they may
+ * not sleep nor take any lock that registration holds.
+ */
+
+/* ---- the arch's hooks: a probe's life ------------------------------- */
+
+/*
+ * Analyse the instruction at p->addr and prepare to execute it out of
+ * line: save what the breakpoint replaces in p->opcode and fill
+ * p->ainsn (a slot from get_insn_slot(), or emulation). Called for a new
+ * site, and again when text at a gone site's address is probed anew.
+ * Return 0, or -EINVAL for an instruction that cannot be probed, -EILSEQ
+ * for an address that is not an instruction boundary, -ENOMEM.
+ */
+int arch_prepare_kprobe(struct kprobe *p);
+
+/*
+ * Release what arch_prepare_kprobe() took, when the site leaves the table
+ * (after an RCU grace period) or its text was freed and is probed anew.
+ * kprobe_mutex held, with or without the text locks: it must not take
+ * text_mutex. Default: nothing.
+ */
+void arch_remove_kprobe(struct kprobe *p);
+
+/*
+ * Write the breakpoint at p->addr, or the original p->opcode back, and
+ * make the change visible to every CPU before returning.
+ */
+void arch_arm_kprobe(struct kprobe *p);
+void arch_disarm_kprobe(struct kprobe *p);
+
+/*
+ * Batched arming (optional): queue the write of arch_arm_kprobe() (@arm)
+ * or arch_disarm_kprobe() for @p; arch_kprobe_queue_apply() then makes
+ * every queued write visible on every CPU at once, for example with one
+ * text_poke_sync() for a whole registration call. The defaults write each
+ * at once through arch_arm_kprobe()/arch_disarm_kprobe(), and apply
+ * nothing.
+ */
+void arch_kprobe_queue_arm(struct kprobe *p, bool arm);
+void arch_kprobe_queue_apply(void);
+
+/*
+ * Once at boot (early_initcall), after the blacklist is built and before
+ * the die notifier: registering probes (one on a return trampoline, say)
+ * is allowed from here on. Default: 0.
+ */
+int arch_init_kprobes(void);
+
+/* ---- the arch's hooks: where a probe may go ----------------------------- */
+
+/*
+ * True when @addr must never be probed, beyond what the core knows (the
+ * NOKPROBE_SYMBOL() list, .kprobes.text, .noinstr.text): the arch's entry
+ * code, say. Any process context, no lock. Default: false.
+ */
+bool arch_within_kprobe_blacklist(unsigned long addr);
+
+/*
+ * At boot: add the arch's ranges to the blacklist with
+ * kprobe_add_area_blacklist() and kprobe_add_ksym_blacklist(), so that
+ * the debugfs blacklist shows them. Default: 0, nothing added.
+ */
+int arch_populate_kprobe_blacklist(void);
+
+/*
+ * Could @addr be a jump label, static call or BUG() site? The core then
+ * looks it up in those tables, each a walk of the whole table; an arch
+ * that can tell from the instruction that it is none answers false and
+ * saves the walks. Default: true.
+ */
+bool arch_kprobe_may_be_listed_site(unsigned long addr);
+
+/*
+ * The address of a symbol to probe, for arches whose symbols need more
+ * than kallsyms_lookup_name() (function descriptors, dot symbols). Any
+ * process context. Default: kallsyms_lookup_name().
+ */
+kprobe_opcode_t *kprobe_lookup_name(const char *name, unsigned int offset);
+
+/*
+ * Map "function at @addr, @offset bytes in" to the instruction to probe,
+ * and say whether that is the function's entry (x86: the ENDBR at +0 is
+ * skipped; powerpc: the global entry point). Return NULL or an
+ * ERR_PTR() for an offset that cannot be probed. Any process context.
+ * Default: @addr + @offset, an entry when @offset is 0.
+ */
+kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr, unsigned long offset,
+					 bool *on_func_entry);
+
+/*
+ * kallsyms names for executable pages the arch keeps itself, beyond the
+ * core's slot caches; *@symnum counts down through them. Does not sleep.
+ * Default: -ERANGE, none.
+ */
+int arch_kprobe_get_kallsym(unsigned int *symnum, unsigned long *value,
+			    char *type, char *sym);
+
+/* ---- the arch's hooks: traps -------------------------------------------- */
+
+/*
+ * For arches whose trap code reaches kprobes through the die chain (s390,
+ * mips, sh, sparc, arc): the core registers it first on the chain. Any
+ * context a trap can come in. Default: NOTIFY_DONE, every event passes.
+ */
+int kprobe_exceptions_notify(struct notifier_block *self,
+			     unsigned long val, void *data);
+
+/* ---- the arch's hooks: optimized probes (CONFIG_OPTPROBES) -------------- */
+
+#ifdef CONFIG_OPTPROBES
+/**
+ * struct optimized_kprobe - a probe that may be armed with a jump
+ * @kp: the probe as the hash table sees it
+ * @list: link in the optimizer's queues
+ * @optinsn: the arch's detour buffer
+ */
+struct optimized_kprobe {
+	struct kprobe kp;
+	struct list_head list;
+	struct arch_optimized_insn optinsn;
+};
+
+/*
+ * Build @op's detour buffer (op->optinsn) for the site @orig was
+ * prepared as; non-zero when the site cannot be reached by a jump, which
+ * is no error: it stays a breakpoint. Called for new sites that are not
+ * on ftrace, with @orig's arch state already prepared.
+ */
+int arch_prepare_optimized_kprobe(struct optimized_kprobe *op,
+				  struct kprobe *orig);
+
+/* Free the detour; op->optinsn.insn NULL after. Locks as arch_remove_kprobe(). */
+void arch_remove_optimized_kprobe(struct optimized_kprobe *op);
+
+/* Non-zero when @op's jump (written or not) covers @addr. kprobe_mutex held. */
+int arch_within_optimized_kprobe(struct optimized_kprobe *op,
+				 kprobe_opcode_t *addr);
+
+/*
+ * Queued optimizer hooks (optional, with arch_kprobe_queue_optimize
+ * defined as a macro): queue the write of @op's jump over its armed
+ * breakpoint, or of the breakpoint (@armed) or the original bytes back
+ * over the jump; written by arch_kprobe_queue_apply(). The optimizer
+ * calls them only after an RCU-tasks grace period that followed
+ * KPROBE_FLAG_OPT_READY, so no task is inside the region.
+ *
+ * The default drives the tree's optprobe interface, one site at a time:
+ * arch_optimize_kprobes() on a list of @op alone, then
+ * arch_unoptimize_kprobe() (which puts the breakpoint back) and, when
+ * the site is to be disarmed, arch_disarm_kprobe(). The arch's detour
+ * then calls opt_pre_handler() with @op's probe as current_kprobe.
+ */
+void arch_kprobe_queue_optimize(struct optimized_kprobe *op);
+void arch_kprobe_queue_unoptimize(struct optimized_kprobe *op, bool armed);
+
+/*
+ * The tree's optprobe interface, as arm and powerpc implement it. The
+ * core calls the first two through the defaults above; the others are
+ * the arch's own business and declared for its definitions.
+ */
+void arch_optimize_kprobes(struct list_head *oplist);
+void arch_unoptimize_kprobe(struct optimized_kprobe *op);
+void arch_unoptimize_kprobes(struct list_head *oplist,
+			     struct list_head *done_list);
+int arch_check_optimized_kprobe(struct optimized_kprobe *op);
+int arch_prepared_optinsn(struct arch_optimized_insn *optinsn);
+#endif /* CONFIG_OPTPROBES */
+
+/* ---- the arch's hooks: probes on ftrace (CONFIG_KPROBES_ON_FTRACE) ------- */
+
+#ifdef CONFIG_KPROBES_ON_FTRACE
+/*
+ * Prepare a probe at a function's ftrace site, which ftrace reaches by
+ * calling kprobe_ftrace_handler(): no breakpoint, no instruction copy
+ * (p->ainsn may still be set up for a post_handler).
+ */
+int arch_prepare_kprobe_ftrace(struct kprobe *p);
+
+/* The arch's ftrace callback; the core gives it to ftrace in its ftrace_ops. */
+void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
+			   struct ftrace_ops *ops, struct ftrace_regs *fregs);
+
+/* Set once ftrace is dead: the arch's handler must then do nothing. */
+extern bool kprobe_ftrace_disabled __read_mostly;
+#else
+static inline int arch_prepare_kprobe_ftrace(struct kprobe *p)
+{
+	return -EINVAL;
+}
+#endif /* CONFIG_KPROBES_ON_FTRACE */
+
+/* ---- the arch's hooks: kretprobes without rethook ----------------------- */
+
+#if defined(CONFIG_KRETPROBES) && !defined(CONFIG_KRETPROBE_ON_RETHOOK)
+/*
+ * The core keeps the instances (kernel/kprobes.c). On a hooked call's
+ * entry, save its return address in ri->ret_addr and its frame in ri->fp
+ * and make it return to kretprobe_trampoline_addr() instead. Hit path.
+ */
+void arch_prepare_kretprobe(struct kretprobe_instance *ri, struct pt_regs *regs);
+
+/*
+ * Optional: once the trampoline's handler found where the call really
+ * returns, point @regs there. Hit path. Default: nothing.
+ */
+void arch_kretprobe_fixup_return(struct pt_regs *regs,
+				 kprobe_opcode_t *correct_ret_addr);
+
+/*
+ * The arch's return trampoline: it calls kretprobe_trampoline_handler()
+ * (or, when reached through a kprobe of its own, which makes kprobes
+ * busy already, __kretprobe_trampoline_handler()) and continues at the
+ * address that returns.
+ */
+void __kretprobe_trampoline(void);
+#endif
+
+#ifdef CONFIG_KRETPROBES
+/*
+ * True for the kprobe an arch puts on its own return trampoline (powerpc,
+ * mips, sh, sparc, parisc, arc): it stays armed while kprobes are
+ * switched off, so that returns already hooked are still caught.
+ * kprobe_mutex held. Default: 0.
+ */
+int arch_trampoline_kprobe(struct kprobe *p);
+#else
+static inline int arch_trampoline_kprobe(struct kprobe *p)
+{
+	return 0;
+}
+#endif
+
+/* ---- executable memory for copies and detours --------------------------- */
+
+/*
+ * One page for the slot caches; the cache's mutex held, may sleep.
+ * Default: execmem_alloc(EXECMEM_KPROBES). An arch may place it where its
+ * copies can reach their targets. alloc_optinsn_page() and
+ * free_optinsn_page() do the same for detour buffers; default
+ * alloc_insn_page() and execmem_free().
+ */
+void *alloc_insn_page(void);
+void *alloc_optinsn_page(void);
+void free_optinsn_page(void *page);
+
+/*
+ * ======================================================================
+ * What the core gives the arch code
+ * ======================================================================
+ */
+
+/* The probe whose handlers this CPU is running (or last ran), if any. */
+DECLARE_PER_CPU(struct kprobe *, current_kprobe);
+DECLARE_PER_CPU(struct kprobe_ctlblk, kprobe_ctlblk);
+
+/* The probe site at @addr. Hit path (preemption off), or kprobe_mutex held. */
+struct kprobe *get_kprobe(void *addr);
+
+static inline struct kprobe *kprobe_running(void)
+{
+	return __this_cpu_read(current_kprobe);
+}
+
+static inline void reset_current_kprobe(void)
+{
+	__this_cpu_write(current_kprobe, NULL);
+}
+
+static inline struct kprobe_ctlblk *get_kprobe_ctlblk(void)
+{
+	return this_cpu_ptr(&kprobe_ctlblk);
+}
+
+/*
+ * Count a hit that runs the handlers at site @p, once per hit (arches
+ * that define arch_kprobe_counts_hits true). Every site in the table has
+ * a counter; an aggregate's members are counted by their site's.
+ */
+#ifndef arch_kprobe_counts_hits
+#define arch_kprobe_counts_hits	false
+#endif
+
+static __always_inline void kprobe_count_hit(struct kprobe *p)
+{
+	this_cpu_inc(*p->nhit);
+}
+
+/* A hit on @p whose handlers were skipped (it nested in another). */
+void kprobes_inc_nmissed_count(struct kprobe *p);
+
+/*
+ * For an arch hit path that reaches an aggregate site directly (x86's
+ * optimized probes), after counting the site's hit: run its members'
+ * pre_handlers, leaving current_kprobe at the last member run.
+ */
+int aggr_run_pre_handlers(struct kprobe *site, struct pt_regs *regs);
+
+/*
+ * Mark a stretch of code that a probe must not interrupt (a return
+ * trampoline's handler, say): kprobes hit meanwhile count as missed.
+ */
+void kprobe_busy_begin(void);
+void kprobe_busy_end(void);
+
+/* The function around @addr: true and its bounds, or false when none. */
+bool kprobe_function_bounds(unsigned long addr, unsigned long *start,
+			    unsigned long *size);
+
+/* For arch_populate_kprobe_blacklist(). */
+int kprobe_add_ksym_blacklist(unsigned long entry);
+int kprobe_add_area_blacklist(unsigned long start, unsigned long end);
+
+/* Bounds of the '_kprobe_blacklist' section NOKPROBE_SYMBOL() fills. */
+extern unsigned long __start_kprobe_blacklist[];
+extern unsigned long __stop_kprobe_blacklist[];
+
+/* Functions that must never get a return probe; the arch may list its own. */
+extern struct kretprobe_blackpoint kretprobe_blacklist[];
+
+#ifdef CONFIG_OPTPROBES
+/*
+ * For the tree's optprobe interface: the arch's detour calls this with
+ * @p (the site) as current_kprobe; it counts the hit where the arch does
+ * not, and runs the members' pre_handlers.
+ */
+void opt_pre_handler(struct kprobe *p, struct pt_regs *regs);
+
+/*
+ * For the arch's reader of original text, kprobe_mutex held: @p's
+ * optimized_kprobe when its detour records the bytes a jump replaces,
+ * or will, or did; NULL otherwise (see kernel/kprobes.c).
+ */
+struct optimized_kprobe *kprobe_detour_site(struct kprobe *p);
+#endif
+
+/* ---- executable slots for instruction copies and detours ---------------- */
+
+/**
+ * struct kprobe_insn_cache - pages of executable slots for copied insns
+ * @mutex: serializes slot allocation and freeing
+ * @alloc: allocates one executable page
+ * @free: frees a page from @alloc
+ * @sym: name under which the pages appear in kallsyms
+ * @pages: the pages, an RCU list (read without @mutex by address checks)
+ * @insn_size: size of a slot, in kprobe_opcode_t units
+ * @nr_garbage: slots freed but possibly still in use (reclaimed later)
+ * @last_freed: the page a slot was last freed to, looked at first: slots
+ *	are freed in runs, in the order they were handed out
+ */
+struct kprobe_insn_page;
+struct kprobe_insn_cache {
+	struct mutex mutex;	/* see @mutex above */
+	void *(*alloc)(void);
+	void (*free)(void *page);
+	const char *sym;
+	struct list_head pages;
+	size_t insn_size;
+	int nr_garbage;
+	struct kprobe_insn_page *last_freed;
+};
+
+#ifdef __ARCH_WANT_KPROBES_INSN_SLOT
+/*
+ * A slot, or NULL. Freed "dirty" when a task may still be executing it
+ * (it was ever reachable): it is reused only after an RCU-tasks grace
+ * period.
+ */
+kprobe_opcode_t *__get_insn_slot(struct kprobe_insn_cache *c);
+void __free_insn_slot(struct kprobe_insn_cache *c,
+		      kprobe_opcode_t *slot, int dirty);
+/* Safe in any context: takes no lock that sleeps. */
+bool __is_insn_slot_addr(struct kprobe_insn_cache *c, unsigned long addr);
+
+#define DEFINE_INSN_CACHE_OPS(__name)					\
+extern struct kprobe_insn_cache kprobe_##__name##_slots;		\
+									\
+static inline kprobe_opcode_t *get_##__name##_slot(void)		\
+{									\
+	return __get_insn_slot(&kprobe_##__name##_slots);		\
+}									\
+									\
+static inline void free_##__name##_slot(kprobe_opcode_t *slot, int dirty)\
+{									\
+	__free_insn_slot(&kprobe_##__name##_slots, slot, dirty);	\
+}									\
+									\
+static inline bool is_kprobe_##__name##_slot(unsigned long addr)	\
+{									\
+	return __is_insn_slot_addr(&kprobe_##__name##_slots, addr);	\
+}
+#define KPROBE_INSN_PAGE_SYM		"kprobe_insn_page"
+#define KPROBE_OPTINSN_PAGE_SYM		"kprobe_optinsn_page"
+int kprobe_cache_get_kallsym(struct kprobe_insn_cache *c, unsigned int *symnum,
+			     unsigned long *value, char *type, char *sym);
+#else /* !__ARCH_WANT_KPROBES_INSN_SLOT */
+#define DEFINE_INSN_CACHE_OPS(__name)					\
+static inline bool is_kprobe_##__name##_slot(unsigned long addr)	\
+{									\
+	return 0;							\
+}
+#endif
+
+DEFINE_INSN_CACHE_OPS(insn);
+#ifdef CONFIG_OPTPROBES
+DEFINE_INSN_CACHE_OPS(optinsn);
+#endif
+
+/* ---- kretprobes without rethook: the core's instances ------------------- */
+
+#if defined(CONFIG_KRETPROBES) && !defined(CONFIG_KRETPROBE_ON_RETHOOK)
+/* Where a hooked call returns to; function descriptors are looked through. */
+static nokprobe_inline void *kretprobe_trampoline_addr(void)
+{
+	return dereference_kernel_function_descriptor(__kretprobe_trampoline);
+}
+
+/*
+ * Run the handlers of the current task's innermost hooked call that
+ * returns through @frame_pointer, recycle its instance and return the
+ * real return address. For a trampoline reached through a kprobe, which
+ * makes kprobes busy already.
+ */
+unsigned long __kretprobe_trampoline_handler(struct pt_regs *regs,
+					     void *frame_pointer);
+
+/* The same for a trampoline reached directly: no probe may run inside. */
+static nokprobe_inline
+unsigned long kretprobe_trampoline_handler(struct pt_regs *regs,
+					   void *frame_pointer)
+{
+	unsigned long ret_addr;
+
+	kprobe_busy_begin();
+	ret_addr = __kretprobe_trampoline_handler(regs, frame_pointer);
+	kprobe_busy_end();
+	return ret_addr;
+}
+#endif
+
+#endif /* _LINUX_KPROBES_ARCH_H */
