@@ -5,19 +5,19 @@
 #include <asm/frame.h>
 #include <asm/asm.h>
 
-#ifndef CONFIG_X86_64
-#error "kprobes: only x86-64 is supported"
-#endif
-
 /*
- * For asm trampolines that call C with a struct pt_regs (the rethook
- * trampoline is one). The caller has pushed ss, sp and flags: those are
+ * For asm trampolines that call C with a struct pt_regs: the tree's
+ * rethook trampoline (arch/x86/kernel/rethook.c) is one, and it is built
+ * on 32-bit kernels too, where kprobes themselves are not (see
+ * arch/x86/Kconfig). The caller has pushed ss, sp and flags: those are
  * the top three words of the pt_regs. SAVE_REGS_STRING makes room for
  * the rest in one step and stores the general registers at their
  * pt_regs offsets, leaving cs, ip and orig_ax for the caller to fill in;
- * %rsp then points at the pt_regs. RESTORE_REGS_STRING reloads them and
- * leaves %rsp pointing at the saved flags.
+ * the stack pointer then points at the pt_regs. RESTORE_REGS_STRING
+ * reloads the general registers and leaves the stack pointer at the
+ * saved flags.
  */
+#ifdef CONFIG_X86_64
 #define KPROBE_PT_REGS_SPACE	"144"	/* 15 registers, orig_ax, ip, cs */
 
 #define SAVE_REGS_STRING				\
@@ -56,6 +56,38 @@
 	"	movq 0x68(%rsp), %rsi\n"			\
 	"	movq 0x70(%rsp), %rdi\n"			\
 	"	addq $" KPROBE_PT_REGS_SPACE ", %rsp\n"
+#else
+/*
+ * 7 registers, ds, es, fs, gs, orig_ax, ip, cs. Segment registers are
+ * 16 bits in pt_regs; gs is left for the caller (rethook zeroes it),
+ * and none of them is reloaded: kernel code does not change them.
+ */
+#define KPROBE_PT_REGS_SPACE	"56"
+
+#define SAVE_REGS_STRING				\
+	"	subl $" KPROBE_PT_REGS_SPACE ", %esp\n"	\
+	"	movl %ebx, 0x00(%esp)\n"			\
+	"	movl %ecx, 0x04(%esp)\n"			\
+	"	movl %edx, 0x08(%esp)\n"			\
+	"	movl %esi, 0x0c(%esp)\n"			\
+	"	movl %edi, 0x10(%esp)\n"			\
+	"	movl %ebp, 0x14(%esp)\n"			\
+	"	movl %eax, 0x18(%esp)\n"			\
+	"	movw %ds,  0x1c(%esp)\n"			\
+	"	movw %es,  0x20(%esp)\n"			\
+	"	movw %fs,  0x24(%esp)\n"			\
+	ENCODE_FRAME_POINTER
+
+#define RESTORE_REGS_STRING				\
+	"	movl 0x00(%esp), %ebx\n"			\
+	"	movl 0x04(%esp), %ecx\n"			\
+	"	movl 0x08(%esp), %edx\n"			\
+	"	movl 0x0c(%esp), %esi\n"			\
+	"	movl 0x10(%esp), %edi\n"			\
+	"	movl 0x14(%esp), %ebp\n"			\
+	"	movl 0x18(%esp), %eax\n"			\
+	"	addl $" KPROBE_PT_REGS_SPACE ", %esp\n"
+#endif
 
 struct insn;
 struct arch_specific_insn;
