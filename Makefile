@@ -4,6 +4,7 @@
 # place of the tree's, boot it under QEMU and test it.
 #
 #   make demo      build, boot, run the samples and show their output
+#                  (make demo ARCH=arm64 or riscv64: on that architecture)
 #   make test      build both test configurations, boot each, run every test;
 #                  ends with 'N passed, N failed'
 #   make test-main, make test-alt   one configuration only
@@ -13,6 +14,7 @@
 #                  on the main configuration, then a kmemleak scan
 #   make bench     our kprobes against the tree's, under QEMU -icount:
 #                  out/bench.txt and out/bench.png
+#   make cross     build the series for the other architectures, print a table
 #   make patches   write the patch series to out/patches/
 #   make check     checkpatch --strict and kernel-doc on our files
 
@@ -37,7 +39,7 @@ FRAGMENTS ?= $(T)/kprobes.config $(T)/debug.config
 MAIN_APPEND := preempt=full
 
 .PHONY: all deps tree kernel initramfs test demo shell patches check clean distclean \
-	test-alt test-main alt-kernel bench storm test-arm64 test-riscv64
+	test-alt test-main alt-kernel bench storm test-arm64 test-riscv64 cross
 
 # A second configuration: PREEMPT, no modules, no function tracer (so no
 # kprobes on ftrace), the KUnit suite built in.
@@ -105,11 +107,18 @@ test-alt: alt-kernel
 	@$(ALT_RUN)
 	@python3 $(T)/ktap-summary.py $(BUILD)/console-alt.log:alt
 
+ifneq ($(filter $(ARCH),$(CROSS_ARCHES)),)
+DEMO_LOG := $(BUILD)/console-demo-$(ARCH).log
+demo: tree
+	@$(T)/cross-guest.sh $(ARCH) demo
+else
+DEMO_LOG := $(BUILD)/console-demo.log
 demo: initramfs
-	@KPTEST_APPEND="$(MAIN_APPEND)" $(T)/run-guest.sh demo $(BUILD)/console-demo.log 600
-	@sed -n '/^### /,/KPROBES-GUEST-DONE/p' $(BUILD)/console-demo.log | tr -d '\r' | \
+	@KPTEST_APPEND="$(MAIN_APPEND)" $(T)/run-guest.sh demo $(DEMO_LOG) 600
+endif
+	@sed -n '/^### /,/KPROBES-GUEST-DONE/p' $(DEMO_LOG) | tr -d '\r' | \
 		grep -v 'KPROBES-GUEST-DONE'
-	@grep -q KPROBES-GUEST-DONE $(BUILD)/console-demo.log
+	@grep -q KPROBES-GUEST-DONE $(DEMO_LOG)
 
 STORM_SECS ?= 60
 storm: initramfs
@@ -125,6 +134,11 @@ shell: initramfs
 # bench.config), each booted once with -icount shift=0.
 bench: tree
 	@$(T)/bench.sh
+
+# The series built for every architecture Debian has a cross compiler
+# for; prints a table. Not part of make test (CI's time).
+cross: tree
+	@$(T)/cross-build.sh $(CROSS_BUILD_ARCHES)
 
 patches: deps
 	@$(T)/make-patches.sh
