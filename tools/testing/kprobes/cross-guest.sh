@@ -1,16 +1,19 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# cross-guest.sh ARCH: build the kernel of another architecture (arm64,
-# riscv64) with our kprobes core and the tree's arch code, boot it under
-# QEMU (TCG, 2 vCPUs) and leave its console in .build/console-ARCH.log:
-# the KUnit suite (built in) runs at boot, then cross-init.c runs the
-# selftests that are not x86's and powers off. ktap-summary.py reads it.
+# cross-guest.sh ARCH [demo]: build the kernel of another architecture
+# (arm64, riscv64) with our kprobes core and the tree's arch code, boot it
+# under QEMU (TCG, 2 vCPUs) and leave its console in
+# .build/console-ARCH.log: the KUnit suite (built in) runs at boot, then
+# cross-init.c runs the selftests that are not x86's and powers off.
+# ktap-summary.py reads it. With "demo", the samples are shown at work
+# instead (.build/console-demo-ARCH.log).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../../.." && pwd)
 t=$repo/tools/testing/kprobes
 build=$repo/.build
 arch=$1
+mode=${2:-test}
 
 case $arch in
 arm64)
@@ -35,19 +38,31 @@ export ARCH=$karch CROSS_COMPILE=$cross
 "$t/config.sh" "$build/src" "$obj" "$t/arch-common.config" "$t/$arch.config"
 echo "  KERNEL  $arch (the tree's arch code on our core)"
 make -s -C "$build/src" O="$obj" CC="ccache ${cross}gcc" -j"${JOBS:-3}" Image modules
+# The tree's own KUnit suite, as on x86-64 (upstream-kunit.sh), built for
+# this arch in a directory of its own.
+"$t/upstream-kunit.sh"
+uk=$build/upstream-kunit-$arch
+mkdir -p "$uk"
+rsync -c "$build/upstream-kunit/test_kprobes_upstream.c" "$build/upstream-kunit/Kbuild" "$uk/"
+make -s -C "$build/src" O="$obj" CC="ccache ${cross}gcc" -j"${JOBS:-3}" M="$uk" modules
 
 root=$build/initramfs-$arch
 rm -rf "$root"
 mkdir -p "$root"/{proc,sys,dev,modules}
 "${cross}gcc" -static -O2 -Wall -o "$root/init" "$t/guest-progs/cross-init.c"
-cp "$obj"/samples/kprobes/*.ko "$root/modules/"
+cp "$obj"/samples/kprobes/*.ko "$obj/lib/test_kprobes.ko" "$uk/test_kprobes_upstream.ko" \
+	"$root/modules/"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$build/initramfs-$arch.cpio.gz"
 
-log=$build/console-$arch.log
-echo "  QEMU    $arch, console in .build/console-$arch.log"
+if [ "$mode" = demo ]; then
+	log=$build/console-demo-$arch.log append="kpdemo"
+else
+	log=$build/console-$arch.log append=""
+fi
+echo "  QEMU    $arch, console in ${log#$repo/}"
 timeout --foreground -k 10 "${GUEST_TIMEOUT:-1200}" "${qemu[@]}" \
 	-accel tcg,thread=single -smp 2 -m 1G -no-reboot -nographic \
 	-kernel "$obj/$image" -initrd "$build/initramfs-$arch.cpio.gz" \
-	-append "console=$console panic=-1" \
+	-append "console=$console panic=-1 $append" \
 	-serial file:"$log" -monitor none </dev/null >/dev/null 2>&1 ||
 	echo "cross-guest: QEMU ended with status $?" >> "$log"

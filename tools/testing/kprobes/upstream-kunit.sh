@@ -16,5 +16,11 @@ if ! cmp -s "$dir/new.c" "$dir/test_kprobes_upstream.c"; then
 else
 	rm "$dir/new.c"
 fi
-echo "obj-m += test_kprobes_upstream.o" > "$dir/Kbuild.new"
+# Always a module, also where the kernel builds our suite in (the other
+# architectures' guests): the file's IS_MODULE() test must say so, or it
+# calls stack_trace_save_regs(), which modules cannot.
+cat > "$dir/Kbuild.new" <<'KBUILD'
+obj-m += test_kprobes_upstream.o
+CFLAGS_test_kprobes_upstream.o += -DCONFIG_KPROBES_SANITY_TEST_MODULE=1
+KBUILD
 cmp -s "$dir/Kbuild.new" "$dir/Kbuild" 2>/dev/null && rm "$dir/Kbuild.new" || mv "$dir/Kbuild.new" "$dir/Kbuild"

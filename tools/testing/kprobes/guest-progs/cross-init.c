@@ -2,11 +2,13 @@
 /*
  * init for the guests of the other architectures (arm64, riscv64), which
  * have no busybox here: the selftests of run-tests that are not x86's,
- * in C, printed as KTAP ("kprobes_selftests"), then power off. The
- * KUnit suite is built into their kernels and has run before this.
+ * in C, printed as KTAP ("kprobes_selftests"), after our KUnit suite and
+ * the tree's, loaded as modules; then power off.
+ * With "kpdemo" on the kernel command line (make demo ARCH=...), it shows
+ * the samples at work instead.
  *
- * The initramfs holds this program as /init and the kprobes sample
- * modules in /modules.
+ * The initramfs holds this program as /init, and in /modules the kprobes
+ * sample modules and both KUnit suites.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -247,6 +249,58 @@ static int t_module_gone(void)
 	       !contains(D "/list", "GONE");
 }
 
+/* Print the kernel log's lines since the last call, and clear it. */
+static void show_new_log(void)
+{
+	static char buf[1 << 20];
+	int len = klogctl(4, buf, sizeof(buf) - 1);
+
+	if (len > 0) {
+		buf[len] = 0;
+		fputs(buf, stdout);
+	}
+}
+
+static void show_file(const char *title, const char *path)
+{
+	char *s = slurp(path);
+
+	printf("### %s\n%s", title, s ? s : "(unreadable)\n");
+}
+
+/* make demo ARCH=...: what guest/demo shows on x86-64, for this arch. */
+static void demo(void)
+{
+	klogctl(8, NULL, 1);	/* handlers' lines to the log, not the console */
+	klogctl(5, NULL, 0);
+	printf("### insmod kprobe_example.ko symbol=kernel_clone\n");
+	if (insmod("kprobe_example", "symbol=kernel_clone"))
+		printf("insmod failed: %s\n", strerror(errno));
+	show_file("/sys/kernel/debug/kprobes/list", D "/list");
+	printf("### forking three processes\n");
+	fork_some(3);
+	show_new_log();
+	rmmod("kprobe_example");
+	printf("### insmod kretprobe_example.ko func=kernel_clone\n");
+	if (insmod("kretprobe_example", "func=kernel_clone"))
+		printf("insmod failed: %s\n", strerror(errno));
+	show_file("/sys/kernel/debug/kprobes/list", D "/list");
+	printf("### forking three processes\n");
+	fork_some(3);
+	show_new_log();
+	show_file("/sys/kernel/debug/kprobes/stats (hits, missed)", D "/stats");
+	rmmod("kretprobe_example");
+	show_new_log();
+	printf("### done\n");
+}
+
+static void kunit_module(const char *name)
+{
+	if (insmod(name, ""))
+		printf("# insmod %s.ko failed: %s\n", name, strerror(errno));
+	rmmod(name);
+}
+
 static void mounts(void)
 {
 	mount("proc", "/proc", "proc", 0, NULL);
@@ -261,6 +315,17 @@ int main(void)
 
 	mounts();
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	s = slurp("/proc/cmdline");
+	if (s && strstr(s, "kpdemo")) {
+		demo();
+		goto out;
+	}
+	/*
+	 * Our suite, then the tree's: each prints its KTAP while it loads.
+	 * Never both loaded: they name their targets alike.
+	 */
+	kunit_module("test_kprobes");
+	kunit_module("test_kprobes_upstream");
 	printf("# Subtest: kprobes_selftests\n");
 	check("debugfs_files_exist", slurp(D "/list") && slurp(D "/enabled") &&
 	      slurp(D "/blacklist"));
@@ -279,6 +344,7 @@ int main(void)
 	check("module_probe_gone_on_unload", t_module_gone());
 	s = slurp(D "/list");
 	check("list_empty_at_end", s && !*s);
+out:
 	printf("KPROBES-GUEST-DONE\n");
 	fflush(stdout);
 	sync();
