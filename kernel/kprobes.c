@@ -1826,9 +1826,11 @@ static int site_sync_armed(struct kprobe_batch *b, struct kprobe *site)
 
 /* ---- preparing and releasing a site's arch state ------------------------ */
 
+#ifndef arch_remove_kprobe
 void __weak arch_remove_kprobe(struct kprobe *p)
 {
 }
+#endif
 
 #ifdef CONFIG_GENERIC_BUG
 static bool is_bug_site(unsigned long addr)
@@ -3162,6 +3164,13 @@ struct kretprobe_blackpoint __weak kretprobe_blacklist[] = {
 	{ NULL, NULL },
 };
 
+/*
+ * The arch's list; one that lists nothing says so with a size of 0, and
+ * s390's array is then empty, without even the entry that ends a list.
+ */
+#define for_each_kretprobe_blackpoint(bp)				\
+	for (bp = kretprobe_blacklist; kretprobe_blacklist_size && bp->name; bp++)
+
 int __weak arch_trampoline_kprobe(struct kprobe *p)
 {
 	return 0;
@@ -3565,7 +3574,7 @@ static bool kretprobe_blacklisted(unsigned long func)
 {
 	struct kretprobe_blackpoint *bp;
 
-	for (bp = kretprobe_blacklist; bp->name; bp++)
+	for_each_kretprobe_blackpoint(bp)
 		if ((unsigned long)bp->addr == func)
 			return true;
 	return false;
@@ -3622,7 +3631,7 @@ static void __init populate_kretprobe_blacklist(void)
 {
 	struct kretprobe_blackpoint *bp;
 
-	for (bp = kretprobe_blacklist; bp->name; bp++)
+	for_each_kretprobe_blackpoint(bp)
 		bp->addr = kprobe_lookup_name(bp->name, 0);
 }
 

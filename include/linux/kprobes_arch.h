@@ -18,6 +18,9 @@
  * struct arch_optimized_insn, MAX_OPTIMIZED_LENGTH	with CONFIG_OPTPROBES:
  *			a site's detour, and how many bytes its jump covers
  * kprobe_fault_handler()	the arch's fault fix-up (see kprobe_page_fault())
+ * kretprobe_blacklist_size	0 when the arch lists no function that must
+ *			not get a return probe (its kretprobe_blacklist[] may
+ *			then be empty, as s390's is)
  *
  * And, each only when the arch wants it:
  * __ARCH_WANT_KPROBES_INSN_SLOT	the core keeps executable slots for
@@ -64,9 +67,12 @@ int arch_prepare_kprobe(struct kprobe *p);
  * Release what arch_prepare_kprobe() took, when the site leaves the table
  * (after an RCU grace period) or its text was freed and is probed anew.
  * kprobe_mutex held, with or without the text locks: it must not take
- * text_mutex. Default: nothing.
+ * text_mutex. Default: nothing; sparc defines it as a macro that does
+ * nothing.
  */
+#ifndef arch_remove_kprobe
 void arch_remove_kprobe(struct kprobe *p);
+#endif
 
 /*
  * Write the breakpoint at p->addr, or the original p->opcode back, and
@@ -361,7 +367,11 @@ int kprobe_add_area_blacklist(unsigned long start, unsigned long end);
 extern unsigned long __start_kprobe_blacklist[];
 extern unsigned long __stop_kprobe_blacklist[];
 
-/* Functions that must never get a return probe; the arch may list its own. */
+/*
+ * Functions that must never get a return probe, ended by an entry whose
+ * name is NULL, unless kretprobe_blacklist_size is 0. The arch may list
+ * its own; the core's weak default lists none.
+ */
 extern struct kretprobe_blackpoint kretprobe_blacklist[];
 
 #ifdef CONFIG_OPTPROBES

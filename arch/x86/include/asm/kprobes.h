@@ -33,6 +33,9 @@ typedef u8 kprobe_opcode_t;
 #define KPROBE_SLOT_SIZE	32
 #define KPROBE_BOOST_OFFSET	16
 
+/* kretprobe_blacklist[] names __switch_to (core.c). */
+extern const int kretprobe_blacklist_size;
+
 /* Our hit paths call kprobe_count_hit() for the site they hit. */
 #define arch_kprobe_counts_hits	true
 
