@@ -2303,7 +2303,6 @@ static void test_unregister_listed_twice(struct kunit *test)
 #endif
 }
 
-
 /* ---- kretprobes, continued ------------------------------------------------ */
 
 #ifdef CONFIG_KRETPROBES

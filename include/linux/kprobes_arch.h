@@ -392,6 +392,8 @@ struct optimized_kprobe *kprobe_detour_site(struct kprobe *p);
 
 /* ---- executable slots for instruction copies and detours ---------------- */
 
+struct kprobe_insn_page;
+
 /**
  * struct kprobe_insn_cache - pages of executable slots for copied insns
  * @mutex: serializes slot allocation and freeing
@@ -404,7 +406,6 @@ struct optimized_kprobe *kprobe_detour_site(struct kprobe *p);
  * @last_freed: the page a slot was last freed to, looked at first: slots
  *	are freed in runs, in the order they were handed out
  */
-struct kprobe_insn_page;
 struct kprobe_insn_cache {
 	struct mutex mutex;	/* see @mutex above */
 	void *(*alloc)(void);
@@ -445,6 +446,7 @@ static inline bool is_kprobe_##__name##_slot(unsigned long addr)	\
 {									\
 	return __is_insn_slot_addr(&kprobe_##__name##_slots, addr);	\
 }
+
 #define KPROBE_INSN_PAGE_SYM		"kprobe_insn_page"
 #define KPROBE_OPTINSN_PAGE_SYM		"kprobe_optinsn_page"
 int kprobe_cache_get_kallsym(struct kprobe_insn_cache *c, unsigned int *symnum,

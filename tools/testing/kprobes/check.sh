@@ -16,7 +16,7 @@ perl "$src/scripts/checkpatch.pl" --no-tree --strict --terse -f $files |
 	grep -v "^total:" || true
 
 echo "== kernel-doc"
-if perl "$src/scripts/kernel-doc" -none -Wall $(git ls-files 'kernel/*.c' 'arch/*.c') 2>&1 |
+if perl "$src/scripts/kernel-doc" -none -Wall $(git ls-files 'kernel/*.c' 'arch/*.c' 'include/*.h') 2>&1 |
 	grep -E "warning|error"; then
 	status=1
 fi
