@@ -2946,8 +2946,11 @@ static void test_optimized_freed_after_tasks_gp(struct kunit *test)
 
 static int ctx_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	/* Breakpoint path: interrupts off; elsewhere as the probed code had them. */
-	HANDLER_CHECK(irqs_disabled() == !kprobe_ftrace(p));
+	/*
+	 * Breakpoint path: interrupts off; elsewhere as the probed code had
+	 * them. irqs_disabled() is a mask on some arches (arm: 0x80).
+	 */
+	HANDLER_CHECK(!!irqs_disabled() == !kprobe_ftrace(p));
 	atomic_inc(&pre_hits);
 	return 0;
 }
@@ -2955,7 +2958,7 @@ static int ctx_pre(struct kprobe *p, struct pt_regs *regs)
 static void ctx_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
 {
 	HANDLER_CHECK(flags == 0);
-	HANDLER_CHECK(irqs_disabled() == !kprobe_ftrace(p));
+	HANDLER_CHECK(!!irqs_disabled() == !kprobe_ftrace(p));
 	atomic_inc(&post_hits);
 }
 
