@@ -4,11 +4,11 @@
 # place of the tree's, boot it under QEMU and test it.
 #
 #   make demo      build, boot, run the samples and show their output
-#                  (make demo ARCH=arm64 or riscv64: on that architecture)
+#                  (make demo ARCH=arm64, riscv64 or arm: on that architecture)
 #   make test      build both test configurations, boot each, run every test;
 #                  ends with 'N passed, N failed'
 #   make test-main, make test-alt   one configuration only
-#   make test ARCH=arm64 (or riscv64), make test-arm64   one architecture
+#   make test ARCH=arm64 (or riscv64, arm), make test-arm64   one architecture
 #   make shell     build, boot to a shell in the guest
 #   make storm     many kprobes clients at once for STORM_SECS (60) seconds
 #                  on the main configuration, then a kmemleak scan
@@ -39,7 +39,7 @@ FRAGMENTS ?= $(T)/kprobes.config $(T)/debug.config
 MAIN_APPEND := preempt=full
 
 .PHONY: all deps tree kernel initramfs test demo shell patches check clean distclean \
-	test-alt test-main alt-kernel bench storm test-arm64 test-riscv64 cross
+	test-alt test-main alt-kernel bench storm test-arm64 test-riscv64 test-arm cross
 
 # A second configuration: PREEMPT, no modules, no function tracer (so no
 # kprobes on ftrace), the KUnit suite built in.
@@ -66,8 +66,8 @@ initramfs: kernel
 	@$(T)/make-initramfs.sh
 
 # The other architectures booted in QEMU: the tree's arch code on our
-# core. 'make test ARCH=arm64' (or riscv64) tests that one alone.
-CROSS_ARCHES := arm64 riscv64
+# core. 'make test ARCH=arm64' (or riscv64, arm) tests that one alone.
+CROSS_ARCHES := arm64 riscv64 arm
 CROSS_LOGS = $(foreach a,$(CROSS_ARCHES),$(BUILD)/console-$(a).log:$(a))
 
 ifneq ($(filter $(ARCH),$(CROSS_ARCHES)),)

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # cross-guest.sh ARCH [demo]: build the kernel of another architecture
-# (arm64, riscv64) with our kprobes core and the tree's arch code, boot it
+# (arm64, riscv64, arm) with our kprobes core and the tree's arch code, boot it
 # under QEMU (TCG, 2 vCPUs) and leave its console in
 # .build/console-ARCH.log: the KUnit suite (built in) runs at boot, then
 # cross-init.c runs the selftests that are not x86's and powers off.
@@ -15,11 +15,21 @@ build=$repo/.build
 arch=$1
 mode=${2:-test}
 
+mem=1G smp=2
 case $arch in
 arm64)
 	karch=arm64 cross=aarch64-linux-gnu- image=arch/arm64/boot/Image
 	qemu=(qemu-system-aarch64 -machine virt -cpu max)
 	console=ttyAMA0
+	;;
+arm)
+	karch=arm cross=arm-linux-gnueabihf- image=arch/arm/boot/zImage
+	qemu=(qemu-system-arm -machine virt -cpu cortex-a15)
+	console=ttyAMA0 mem=512M	# all lowmem: no HIGHMEM needed
+	# One vCPU: with two, TCG makes arm's broadcast TLB flushes of the
+	# init memory freed at boot so slow that RCU-tasks grace periods
+	# (which the optimizer waits for) took up to 130 s.
+	smp=1
 	;;
 riscv64)
 	karch=riscv cross=riscv64-linux-gnu- image=arch/riscv/boot/Image
@@ -28,7 +38,7 @@ riscv64)
 	console=ttyS0
 	;;
 *)
-	echo "cross-guest: no guest for $arch (arm64, riscv64)" >&2
+	echo "cross-guest: no guest for $arch (arm64, riscv64, arm)" >&2
 	exit 1
 	;;
 esac
@@ -37,7 +47,7 @@ obj=$build/obj-$arch
 export ARCH=$karch CROSS_COMPILE=$cross
 "$t/config.sh" "$build/src" "$obj" "$t/arch-common.config" "$t/$arch.config"
 echo "  KERNEL  $arch (the tree's arch code on our core)"
-make -s -C "$build/src" O="$obj" CC="ccache ${cross}gcc" -j"${JOBS:-3}" Image modules
+make -s -C "$build/src" O="$obj" CC="ccache ${cross}gcc" -j"${JOBS:-3}" "${image##*/}" modules
 # The tree's own KUnit suite, as on x86-64 (upstream-kunit.sh), built for
 # this arch in a directory of its own.
 "$t/upstream-kunit.sh"
@@ -45,13 +55,20 @@ uk=$build/upstream-kunit-$arch
 mkdir -p "$uk"
 rsync -c "$build/upstream-kunit/test_kprobes_upstream.c" "$build/upstream-kunit/Kbuild" "$uk/"
 make -s -C "$build/src" O="$obj" CC="ccache ${cross}gcc" -j"${JOBS:-3}" M="$uk" modules
+# The selftests' own modules (cross-modules/), likewise.
+cm=$build/cross-modules-$arch
+mkdir -p "$cm"
+rsync -c "$t"/cross-modules/*.c "$cm/"
+echo "obj-m += kprobe_callee.o" > "$cm/Kbuild.new"
+cmp -s "$cm/Kbuild.new" "$cm/Kbuild" 2>/dev/null && rm "$cm/Kbuild.new" || mv "$cm/Kbuild.new" "$cm/Kbuild"
+make -s -C "$build/src" O="$obj" CC="ccache ${cross}gcc" -j"${JOBS:-3}" M="$cm" modules
 
 root=$build/initramfs-$arch
 rm -rf "$root"
 mkdir -p "$root"/{proc,sys,dev,modules}
 "${cross}gcc" -static -O2 -Wall -o "$root/init" "$t/guest-progs/cross-init.c"
 cp "$obj"/samples/kprobes/*.ko "$obj/lib/test_kprobes.ko" "$uk/test_kprobes_upstream.ko" \
-	"$root/modules/"
+	"$cm"/*.ko "$root/modules/"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$build/initramfs-$arch.cpio.gz"
 
 if [ "$mode" = demo ]; then
@@ -61,7 +78,7 @@ else
 fi
 echo "  QEMU    $arch, console in ${log#$repo/}"
 timeout --foreground -k 10 "${GUEST_TIMEOUT:-1200}" "${qemu[@]}" \
-	-accel tcg,thread=single -smp 2 -m 1G -no-reboot -nographic \
+	-accel tcg,thread=single -smp "$smp" -m "$mem" -no-reboot -nographic \
 	-kernel "$obj/$image" -initrd "$build/initramfs-$arch.cpio.gz" \
 	-append "console=$console panic=-1 $append" \
 	-serial file:"$log" -monitor none </dev/null >/dev/null 2>&1 ||

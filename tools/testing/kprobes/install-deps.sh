@@ -7,7 +7,8 @@ pkgs="linux-source-6.12 qemu-system-x86 gcc make flex bison bc libelf-dev
       libssl-dev cpio busybox-static ccache rsync python3 kmod xz-utils
       dwarves sparse git perl gzip libc6-dev gnuplot-nox
       gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
-      gcc-riscv64-linux-gnu libc6-dev-riscv64-cross qemu-system-misc opensbi"
+      gcc-riscv64-linux-gnu libc6-dev-riscv64-cross qemu-system-misc opensbi
+      gcc-arm-linux-gnueabihf libc6-dev-armhf-cross"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -23,6 +23,7 @@
 #include <sys/reboot.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #define D "/sys/kernel/debug/kprobes"
 #define T "/sys/kernel/tracing"
@@ -249,6 +250,211 @@ static int t_module_gone(void)
 	       !contains(D "/list", "GONE");
 }
 
+/* Seconds on the monotonic clock. */
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Wait up to @secs seconds for @path to contain @what, or not (@want 0). */
+static int wait_for(const char *path, const char *what, int want, int secs)
+{
+	double end = now() + secs;
+
+	do {
+		if (!!contains(path, what) == want)
+			return 1;
+		usleep(100 * 1000);
+	} while (now() < end);
+	return 0;
+}
+
+#define OPT_SYSCTL "/proc/sys/debug/kprobes-optimization"
+#define CALLS "/sys/module/kprobe_callee/parameters/calls"
+
+/* Run kprobe_callee_fn() @n times: 1 when every result was right. */
+static int callee_calls(int n)
+{
+	char buf[16];
+
+	snprintf(buf, sizeof(buf), "%d", n);
+	return !put(CALLS, buf, 0);
+}
+
+/* Its address in kallsyms, 0 when not found. */
+static unsigned long callee_addr(void)
+{
+	char *s = slurp("/proc/kallsyms"), *line;
+	unsigned long a;
+	char type, name[128];
+
+	for (line = s ? strtok(s, "\n") : NULL; line; line = strtok(NULL, "\n"))
+		if (sscanf(line, "%lx %c %127s", &a, &type, name) == 3 &&
+		    !strcmp(name, "kprobe_callee_fn"))
+			return a;
+	return 0;
+}
+
+/* kprobe_callee_fn's first instruction word now; 0 when unreadable. */
+static unsigned long callee_text(void)
+{
+	char *s = slurp("/sys/module/kprobe_callee/parameters/text");
+
+	return s ? strtoul(s, NULL, 16) : 0;
+}
+
+/*
+ * Where there is an optimizer, wait until the list shows the probes
+ * [OPTIMIZED] (which it does from when they are queued), or no longer,
+ * and then until the function's first word has changed from @from: the
+ * optimizer writes the jump a little later.
+ */
+static int wait_optimized(int want, unsigned long from)
+{
+	double start = now(), end = start + 20;
+
+	if (!wait_for(D "/list", "[OPTIMIZED]", want, 10))
+		return 0;
+	while (callee_text() == from && now() < end)
+		usleep(100 * 1000);
+	note("%s after %.1f s", want ? "optimized" : "unoptimized", now() - start);
+	return callee_text() != from;
+}
+
+/* Wait until the function's first word is no longer @from; return it. */
+static unsigned long text_after(unsigned long from)
+{
+	double end = now() + 5;
+
+	while (callee_text() == from && now() < end)
+		usleep(10 * 1000);
+	return callee_text();
+}
+
+#define PRE_LINE "<kprobe_callee_fn> pre_handler"
+
+/* @ok, noting @what when it is not: for tests of many steps. */
+static int step(int ok, const char *what)
+{
+	if (!ok)
+		note("failed: %s", what);
+	return ok;
+}
+
+/*
+ * Where the arch optimizes with the tree's optprobe code (arm here): the
+ * sample's probe (no post_handler) on kprobe_callee_fn(), put there with
+ * the sysctl at 0, is a breakpoint; at 1 it is optimized (its first word
+ * is neither the original nor the breakpoint), at 0 a breakpoint again,
+ * at 1 optimized again, and every call runs the handler and gives the
+ * right result. Unloading the sample while its probe is optimized takes
+ * the jump out (the retiring path), leaving the original word and the
+ * function working. Returns -1 where there is no optimizer.
+ */
+static int t_optimized(void)
+{
+	unsigned long w_orig, w_bp, w_opt, w_bp2, w_opt2, w_end;
+	int ok, h[5], i;
+
+	if (access(OPT_SYSCTL, F_OK))
+		return -1;
+	if (insmod("kprobe_callee", ""))
+		return 0;
+	w_orig = callee_text();
+	ok = !put(OPT_SYSCTL, "0", 0);
+	if (insmod("kprobe_example", "symbol=kprobe_callee_fn post=0")) {
+		put(OPT_SYSCTL, "1", 0);
+		rmmod("kprobe_callee");
+		return 0;
+	}
+	w_bp = text_after(w_orig);
+	h[0] = count_log(PRE_LINE);
+	ok &= callee_calls(10);
+	h[1] = count_log(PRE_LINE);
+	ok &= !put(OPT_SYSCTL, "1", 0) && step(wait_optimized(1, w_bp), "optimized");
+	w_opt = callee_text();
+	ok &= step(callee_calls(10), "calls optimized");
+	h[2] = count_log(PRE_LINE);
+	ok &= !put(OPT_SYSCTL, "0", 0) && step(wait_optimized(0, w_opt), "unoptimized");
+	w_bp2 = callee_text();
+	ok &= step(callee_calls(10), "calls unoptimized");
+	h[3] = count_log(PRE_LINE);
+	ok &= !put(OPT_SYSCTL, "1", 0) && step(wait_optimized(1, w_bp2), "optimized again");
+	w_opt2 = callee_text();
+	ok &= callee_calls(10);
+	h[4] = count_log(PRE_LINE);
+	ok &= !rmmod("kprobe_example");
+	w_end = text_after(w_opt2);
+	ok &= callee_calls(10) && wait_for(D "/list", "kprobe_callee_fn", 0, 10);
+	note("first word: %08lx, breakpoint %08lx, optimized %08lx, %08lx, %08lx, after %08lx",
+	     w_orig, w_bp, w_opt, w_bp2, w_opt2, w_end);
+	note("hits of 10 each: breakpoint %d, optimized %d, %d, %d", h[1] - h[0],
+	     h[2] - h[1], h[3] - h[2], h[4] - h[3]);
+	ok &= w_bp != w_orig && w_opt != w_orig && w_opt != w_bp && w_bp2 == w_bp &&
+	      w_opt2 == w_opt && w_end == w_orig;
+	for (i = 1; i < 5; i++)
+		ok &= h[i] - h[i - 1] == 10;
+	return !rmmod("kprobe_callee") && ok;
+}
+
+/*
+ * A probe on a module function stays registered, [GONE], when the module
+ * goes; the module comes back at the same address and a probe event is
+ * put there: the site is revived with the new text and, where there is
+ * an optimizer, optimized again (its first word is neither the original
+ * nor the breakpoint). The function must give its right result through
+ * every hit.
+ */
+static int t_revive(void)
+{
+	int opt = !access(OPT_SYSCTL, F_OK), ok;
+	unsigned long a, b, w_orig, w_bp, w_opt;
+	long h;
+
+	if (insmod("kprobe_callee", ""))
+		return 0;
+	a = callee_addr();
+	if (insmod("kprobe_example", "symbol=kprobe_callee_fn post=0")) {
+		rmmod("kprobe_callee");
+		return 0;
+	}
+	ok = step(callee_calls(5), "calls before unloading") &&
+	     step(!rmmod("kprobe_callee"), "rmmod") &&
+	     step(contains(D "/list", "[GONE]"), "[GONE]") &&
+	     step(!insmod("kprobe_callee", ""), "insmod again");
+	b = callee_addr();
+	w_orig = callee_text();
+	if (a != b)
+		note("kprobe_callee came back at %lx, not %lx: nothing to revive", b, a);
+	if (opt)
+		ok &= step(!put(OPT_SYSCTL, "0", 0), "sysctl 0");
+	ok &= a == b &&
+	      step(!put(T "/kprobe_events", "p:kptest/callee kprobe_callee:kprobe_callee_fn\n",
+			1), "event") &&
+	      step(!put(T "/events/kptest/callee/enable", "1", 0), "enable");
+	w_bp = text_after(w_orig);
+	w_opt = w_bp;
+	if (opt) {
+		ok &= step(!put(OPT_SYSCTL, "1", 0), "sysctl 1") &&
+		      step(wait_optimized(1, w_bp), "optimized");
+		w_opt = callee_text();
+		ok &= w_opt != w_orig;
+	}
+	note("revived site's first word: %08lx, breakpoint %08lx, now %08lx", w_orig, w_bp,
+	     w_opt);
+	ok &= step(w_bp != w_orig, "breakpoint") && step(callee_calls(5), "calls");
+	h = event_hits("callee");
+	note("revived site: %ld hits of 5, results %s", h, ok ? "right" : "wrong");
+	put(T "/events/kptest/callee/enable", "0", 0);
+	put(T "/kprobe_events", "-:kptest/callee\n", 1);
+	ok &= h == 5 && callee_calls(5);
+	ok &= !rmmod("kprobe_example") && !rmmod("kprobe_callee");
+	return ok && !contains(D "/list", "kprobe_callee");
+}
+
 /* Print the kernel log's lines since the last call, and clear it. */
 static void show_new_log(void)
 {
@@ -312,6 +518,7 @@ static void mounts(void)
 int main(void)
 {
 	char *s;
+	int ret;
 
 	mounts();
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -342,6 +549,13 @@ int main(void)
 	check("events_refuse_unknown_symbol",
 	      put(T "/kprobe_events", "p:kptest/bad no_such_symbol_for_kprobes\n", 1) < 0);
 	check("module_probe_gone_on_unload", t_module_gone());
+	check("gone_site_revived", t_revive());
+	ret = t_optimized();
+	if (ret < 0)
+		printf("ok %d optimized_probe_event # SKIP no optimized probes on this arch\n",
+		       ++nr_tests);
+	else
+		check("optimized_probe_event", ret);
 	s = slurp(D "/list");
 	check("list_empty_at_end", s && !*s);
 out:
