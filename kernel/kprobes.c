@@ -2387,8 +2387,12 @@ static struct kprobe *revive_gone_site(struct kprobe *site, struct kprobe *p)
 	if (ret)
 		return ERR_PTR(ret);
 	site->flags &= ~KPROBE_FLAG_GONE;
-	/* Not being able to optimize the new text is no error. */
-	site_prepare_detour(site, p);
+	/*
+	 * Not being able to optimize the new text is no error. The detour
+	 * is built from the site, which holds the new instruction; @p is
+	 * not prepared (arm copies the opcode and sets how to run it).
+	 */
+	site_prepare_detour(site, site);
 	return site;
 }
 

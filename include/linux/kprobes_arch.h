@@ -176,8 +176,10 @@ struct optimized_kprobe {
 /*
  * Build @op's detour buffer (op->optinsn) for the site @orig was
  * prepared as; non-zero when the site cannot be reached by a jump, which
- * is no error: it stays a breakpoint. Called for new sites that are not
- * on ftrace, with @orig's arch state already prepared.
+ * is no error: it stays a breakpoint. Called for sites that are not on
+ * ftrace, with @orig's arch state prepared: a new site's lone probe,
+ * which becomes the aggregate @op (its arch state copied after this
+ * call), or @op's own probe when a gone site's address is probed anew.
  */
 int arch_prepare_optimized_kprobe(struct optimized_kprobe *op,
 				  struct kprobe *orig);
