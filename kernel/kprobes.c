@@ -1611,8 +1611,15 @@ void arch_kprobe_queue_optimize(struct optimized_kprobe *op)
 
 void arch_kprobe_queue_unoptimize(struct optimized_kprobe *op, bool armed)
 {
-	arch_unoptimize_kprobe(op);	/* the breakpoint is back */
-	if (!armed)
+	/*
+	 * A site to be disarmed gets its original instruction over the
+	 * jump in one write: it may be out of the table already (retiring),
+	 * and a breakpoint there, even for a moment, would be one that no
+	 * probe owns.
+	 */
+	if (armed)
+		arch_unoptimize_kprobe(op);	/* the breakpoint is back */
+	else
 		arch_disarm_kprobe(&op->kp);
 }
 #endif

@@ -195,15 +195,18 @@ int arch_within_optimized_kprobe(struct optimized_kprobe *op,
  * Queued optimizer hooks (optional, with arch_kprobe_queue_optimize
  * defined as a macro): queue the write of @op's jump over its armed
  * breakpoint, or of the breakpoint (@armed) or the original bytes back
- * over the jump; written by arch_kprobe_queue_apply(). The optimizer
- * calls them only after an RCU-tasks grace period that followed
- * KPROBE_FLAG_OPT_READY, so no task is inside the region.
+ * over the jump; arch_kprobe_queue_apply() writes them. Jumps are queued
+ * only by the optimizer, after an RCU-tasks grace period that followed
+ * KPROBE_FLAG_OPT_READY, so that no task is inside the region. A site
+ * being unoptimized without @armed may be out of the table already (its
+ * last probe went): no breakpoint may appear there meanwhile.
  *
  * The default drives the tree's optprobe interface, one site at a time:
- * arch_optimize_kprobes() on a list of @op alone, then
- * arch_unoptimize_kprobe() (which puts the breakpoint back) and, when
- * the site is to be disarmed, arch_disarm_kprobe(). The arch's detour
- * then calls opt_pre_handler() with @op's probe as current_kprobe.
+ * arch_optimize_kprobes() on a list of @op alone; arch_unoptimize_kprobe()
+ * (which puts the breakpoint back) when the site stays armed, and
+ * arch_disarm_kprobe() (which writes the original over the jump) when
+ * not. The arch's detour calls opt_pre_handler() with @op's probe as
+ * current_kprobe.
  */
 void arch_kprobe_queue_optimize(struct optimized_kprobe *op);
 void arch_kprobe_queue_unoptimize(struct optimized_kprobe *op, bool armed);
