@@ -670,7 +670,12 @@ static void release_slot(struct kprobe_insn_cache *c,
 			 struct kprobe_insn_page *page, unsigned int bit)
 {
 	__clear_bit(bit, page_bitmap(c, page, SLOTS_USED));
-	if (--page->nr_used)
+	/*
+	 * A cache keeps its last page: probes tend to come back, and
+	 * powerpc hands out a single static page for detours, which is
+	 * not there again until the freeing below has run.
+	 */
+	if (--page->nr_used || list_is_singular(&c->pages))
 		return;
 	if (c->last_freed == page)
 		c->last_freed = NULL;
