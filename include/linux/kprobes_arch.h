@@ -10,8 +10,9 @@
  *
  * What <asm/kprobes.h> defines
  * ----------------------------
- * kprobe_opcode_t	the unit of text a breakpoint replaces (x86: a byte;
- *			arm64, powerpc: a 32-bit instruction; riscv: 16 bits)
+ * kprobe_opcode_t	the unit of text a breakpoint replaces, and the unit
+ *			of the sizes below (x86: a byte; s390, arc: 16 bits;
+ *			arm64, riscv, powerpc: 32 bits)
  * MAX_INSN_SIZE	the longest instruction, in kprobe_opcode_t units
  * struct arch_specific_insn	the arch's copy of a probed instruction
  * struct kprobe_ctlblk	per-CPU state of the hit a CPU is handling
@@ -152,8 +153,9 @@ int arch_kprobe_get_kallsym(unsigned int *symnum, unsigned long *value,
 
 /*
  * For arches whose trap code reaches kprobes through the die chain (s390,
- * mips, sh, sparc, arc): the core registers it first on the chain. Any
- * context a trap can come in. Default: NOTIFY_DONE, every event passes.
+ * mips, sh, sparc, arc; arm's lets every event pass): the core registers
+ * it first on the chain. Any context a trap can come in. Default:
+ * NOTIFY_DONE, every event passes.
  */
 int kprobe_exceptions_notify(struct notifier_block *self,
 			     unsigned long val, void *data);
@@ -383,7 +385,8 @@ extern struct kretprobe_blackpoint kretprobe_blacklist[];
 /*
  * For the tree's optprobe interface: the arch's detour calls this with
  * @p (the site) as current_kprobe; it counts the hit where the arch does
- * not, and runs the members' pre_handlers.
+ * not, and runs the members' pre_handlers as a breakpoint hit does (one
+ * that redirects ends the walk; the tree's ran every one).
  */
 void opt_pre_handler(struct kprobe *p, struct pt_regs *regs);
 
