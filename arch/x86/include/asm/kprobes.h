@@ -112,12 +112,14 @@ struct arch_specific_insn {
  * @copy_offset: where in @insn the region's copy starts; an int3 hit
  *	may continue there once the site is being optimized
  * @orig: the first JMP32_INSN_SIZE bytes of the region, as they were
+ * @in_text: the jump is queued or written, and not yet taken out
  */
 struct arch_optimized_insn {
 	kprobe_opcode_t *insn;
 	size_t size;
 	u16 copy_offset;
 	u8 orig[JMP32_INSN_SIZE];
+	bool in_text;
 };
 
 /* Enough to restore the outer hit when a probe is hit inside another. */

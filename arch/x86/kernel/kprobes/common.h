@@ -102,8 +102,13 @@ int kprobe_copy_insn(u8 *dst, struct insn *insn, const u8 *buf,
 
 #ifdef CONFIG_OPTPROBES
 void optprobe_restore_original(u8 *buf, unsigned long addr, int len);
+void optprobe_text_applied(void);
 #else
 static inline void optprobe_restore_original(u8 *buf, unsigned long addr, int len)
+{
+}
+
+static inline void optprobe_text_applied(void)
 {
 }
 #endif

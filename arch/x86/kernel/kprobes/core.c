@@ -641,6 +641,7 @@ void arch_kprobe_queue_arm(struct kprobe *p, bool arm)
 void arch_kprobe_queue_apply(void)
 {
 	text_poke_finish();	/* the jumps of optimized probes (opt.c) */
+	optprobe_text_applied();
 	text_poke_sync();
 }
 

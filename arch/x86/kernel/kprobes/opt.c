@@ -103,10 +103,14 @@ extern const u8 optprobe_tmpl_save[], optprobe_tmpl_clac[], optprobe_tmpl_op[],
 	optprobe_tmpl_redirect[], optprobe_tmpl_end[];
 
 /*
- * Sites with a detour buffer: only their text may hold a jump. Under
- * kprobe_mutex.
+ * Sites whose text holds their jump (arch_optimized_insn::in_text): from
+ * when the optimizer queues it until the batch that takes it out is
+ * applied, or the text goes away. The jumps being taken out in the batch
+ * at hand are counted in both until it is applied. Their text is the
+ * only one optprobe_restore_original() must mend, on every decode of
+ * original text: none, and it costs nothing. Under kprobe_mutex.
  */
-static unsigned int nr_detours;
+static unsigned int nr_jumps, nr_jumps_leaving;
 
 /*
  * Called from a detour buffer. Return non-zero to leave through iret
@@ -386,7 +390,6 @@ int arch_prepare_optimized_kprobe(struct optimized_kprobe *op, struct kprobe *or
 	op->optinsn.insn = slot;
 	op->optinsn.size = len;
 	memcpy(op->optinsn.orig, region, JMP32_INSN_SIZE);
-	nr_detours++;
 	return 0;
 }
 
@@ -401,9 +404,12 @@ void arch_remove_optimized_kprobe(struct optimized_kprobe *op)
 {
 	if (!op->optinsn.insn)
 		return;
+	if (op->optinsn.in_text) {	/* the jump went with its text */
+		op->optinsn.in_text = false;
+		nr_jumps--;
+	}
 	free_optinsn_slot(op->optinsn.insn, 1);
 	op->optinsn.insn = NULL;
-	nr_detours--;
 }
 
 /**
@@ -434,6 +440,8 @@ void arch_kprobe_queue_optimize(struct optimized_kprobe *op)
 	__text_gen_insn(jmp, JMP32_INSN_OPCODE, op->kp.addr, op->optinsn.insn,
 			JMP32_INSN_SIZE);
 	text_poke_queue(op->kp.addr, jmp, JMP32_INSN_SIZE, NULL);
+	op->optinsn.in_text = true;
+	nr_jumps++;
 }
 
 /**
@@ -453,11 +461,23 @@ void arch_kprobe_queue_unoptimize(struct optimized_kprobe *op, bool armed)
 	__text_gen_insn(jmp, JMP32_INSN_OPCODE, op->kp.addr, op->optinsn.insn,
 			JMP32_INSN_SIZE);
 	text_poke_queue(op->kp.addr, text, JMP32_INSN_SIZE, jmp);
+	if (op->optinsn.in_text) {
+		op->optinsn.in_text = false;
+		nr_jumps_leaving++;
+	}
+}
+
+/* The batch's text is written: the jumps taken out in it are gone. */
+void optprobe_text_applied(void)
+{
+	nr_jumps -= nr_jumps_leaving;
+	nr_jumps_leaving = 0;
 }
 
 /*
  * Put back, in @buf (@len bytes read at @addr), the bytes that the jumps
- * of sites with a detour replace, or will, or did (see kprobe_detour_site()).
+ * of sites with a detour replace, or will, or did (see kprobe_detour_site()),
+ * while any text holds a jump.
  */
 void optprobe_restore_original(u8 *buf, unsigned long addr, int len)
 {
@@ -465,7 +485,7 @@ void optprobe_restore_original(u8 *buf, unsigned long addr, int len)
 	unsigned long a;
 	int i;
 
-	if (!nr_detours)
+	if (!nr_jumps)
 		return;
 	for (a = addr - JMP32_INSN_SIZE + 1; a < addr + len; a++) {
 		op = kprobe_detour_site(get_kprobe((void *)a));
