@@ -13,6 +13,8 @@
 #include <linux/uaccess.h>
 #include <linux/sysfs.h>
 
+u32 kprobe_callee_fn(u32 x);
+
 noinline u32 kprobe_callee_fn(u32 x)
 {
 	return x * 3 + 1;
