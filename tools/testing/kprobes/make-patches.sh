@@ -62,8 +62,16 @@ Core:
 - every change of a site's armed state goes through one function and is
   batched: a register_kprobes()/unregister_kprobes() call patches the
   text once and waits for one RCU grace period, whatever its size;
-- kretprobes are built on rethook; the instance pool, maxactive and
-  nmissed policy are here;
+- one header, include/linux/kprobes_arch.h, is the interface to every
+  architecture's kprobes code: each hook, its context and locks, and the
+  default of the optional ones. The other architectures' code builds and
+  runs on this core unchanged (arm64, riscv64 and arm booted, every arch
+  with a Debian cross compiler built); arm's and powerpc's optprobe code
+  is driven one site at a time;
+- kretprobes are built on rethook where the arch has it; elsewhere the
+  core keeps the instances (a pool per kretprobe, a per-task list of
+  pending returns, the trampoline handler and the unwinders' lookup);
+  maxactive and nmissed mean the same either way;
 - probes on freed module or init text become GONE; a module's own
   blacklist is honoured;
 - a delayed optimizer turns armed sites into jumps: it waits one
@@ -125,21 +133,26 @@ raced by a second thread." \
 	samples/kprobes lib/test_kprobes.c Documentation/trace/kprobes.rst
 
 cat > "$build/cover.txt" <<COVER
-kprobes: a new implementation for x86-64
+kprobes: a new core for every architecture, and new x86-64 code
 
 This series replaces the kprobes core and the x86-64 kprobes code of
-Linux $version with a new implementation: the same interface for the
-rest of the tree and for modules, batched text patching (one patch and
+Linux $version with a new implementation, for every architecture's
+kprobes code: the same interface for the rest of the tree, for modules
+and for the other architectures, batched text patching (one patch and
 one RCU grace period per register_kprobes()/unregister_kprobes() call),
 boosting, jump optimization with a batched optimizer, per-probe hit
 counters, and a documented probe life cycle. The first two patches make
 text_poke_queue() batches cheaper (one mapping per page and step, no
 instruction decoder for five-byte calls, jumps and NOPs); ftrace and
-jump labels gain from them too.
+jump labels gain from them too. The third offers kprobes on 64-bit x86
+kernels only: the new x86 code is 64-bit code.
 
-Built and tested with the configuration in tools/testing/kprobes of the
-project tree (QEMU, 2 vCPUs): the KUnit suite in lib/test_kprobes.c and
-guest selftests of debugfs, kprobe_events and module unload.
+Built and tested with the configurations in tools/testing/kprobes of
+the project tree (QEMU): the KUnit suite in lib/test_kprobes.c,
+the tree's own kprobes KUnit suite and ftrace selftests, and guest
+selftests of debugfs, kprobe_events and module unload, on x86-64, arm64,
+riscv64 and arm; built for ppc64le, s390x, mips, sh4, sparc64, hppa and
+arc as well.
 COVER
 g format-patch -q --cover-letter -o "$out" upstream
 # Fill the cover letter's subject and blurb.
