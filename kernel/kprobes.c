@@ -3223,20 +3223,22 @@ NOKPROBE_SYMBOL(kprobe_exceptions_notify);
  * core the same three: allocate the pool, stop it, release it.
  */
 
-/* Run @rp's return handler for @ri as if @rp's probe had been hit. */
-static void kretprobe_run_handler(struct kretprobe *rp,
-				  struct kretprobe_instance *ri,
-				  struct pt_regs *regs)
+/*
+ * Run @rp's return handler for @ri as if @rp's probe had been hit, then
+ * make @prev the CPU's current_kprobe again: the caller knows it, and
+ * rethook's path, the hot one, knows it is NULL without reading it.
+ */
+static nokprobe_inline void kretprobe_run_handler(struct kretprobe *rp,
+						  struct kretprobe_instance *ri,
+						  struct pt_regs *regs,
+						  struct kprobe *prev)
 {
-	struct kprobe *prev = __this_cpu_read(current_kprobe);
-
 	/* Probes hit inside the handler are counted as missed. */
 	__this_cpu_write(current_kprobe, &rp->kp);
 	__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_ACTIVE);
 	rp->handler(ri, regs);
 	__this_cpu_write(current_kprobe, prev);
 }
-NOKPROBE_SYMBOL(kretprobe_run_handler);
 
 #ifdef CONFIG_KRETPROBE_ON_RETHOOK
 /*
@@ -3251,31 +3253,30 @@ static void kretprobe_on_return(struct rethook_node *node, void *data,
 
 	if (rp->handler)
 		kretprobe_run_handler(rp, container_of(node, struct kretprobe_instance,
-						       node), regs);
+						       node), regs, NULL);
 }
 NOKPROBE_SYMBOL(kretprobe_on_return);
 
-static struct kretprobe_instance *kretprobe_take_instance(struct kretprobe *rp)
+static nokprobe_inline struct kretprobe_instance *
+kretprobe_take_instance(struct kretprobe *rp)
 {
 	struct rethook_node *node = rethook_try_get(rp->rh);
 
 	return node ? container_of(node, struct kretprobe_instance, node) : NULL;
 }
-NOKPROBE_SYMBOL(kretprobe_take_instance);
 
-static void kretprobe_unused_instance(struct kretprobe *rp,
-				      struct kretprobe_instance *ri)
+static nokprobe_inline void kretprobe_unused_instance(struct kretprobe *rp,
+						      struct kretprobe_instance *ri)
 {
 	rethook_recycle(&ri->node);
 }
-NOKPROBE_SYMBOL(kretprobe_unused_instance);
 
-static void kretprobe_hook_return(struct kprobe *p, struct kretprobe_instance *ri,
-				  struct pt_regs *regs)
+static nokprobe_inline void kretprobe_hook_return(struct kprobe *p,
+						  struct kretprobe_instance *ri,
+						  struct pt_regs *regs)
 {
 	rethook_hook(&ri->node, regs, kprobe_ftrace(p));
 }
-NOKPROBE_SYMBOL(kretprobe_hook_return);
 
 static int kretprobe_pool_alloc(struct kretprobe *rp)
 {
@@ -3337,26 +3338,25 @@ static int kretprobe_holder_free(struct objpool_head *pool, void *holder)
 	return 0;
 }
 
-static struct kretprobe_instance *kretprobe_take_instance(struct kretprobe *rp)
+static nokprobe_inline struct kretprobe_instance *
+kretprobe_take_instance(struct kretprobe *rp)
 {
 	return objpool_pop(&rp->rph->pool);
 }
-NOKPROBE_SYMBOL(kretprobe_take_instance);
 
-static void kretprobe_unused_instance(struct kretprobe *rp,
-				      struct kretprobe_instance *ri)
+static nokprobe_inline void kretprobe_unused_instance(struct kretprobe *rp,
+						      struct kretprobe_instance *ri)
 {
 	objpool_push(ri, &rp->rph->pool);
 }
-NOKPROBE_SYMBOL(kretprobe_unused_instance);
 
-static void kretprobe_hook_return(struct kprobe *p, struct kretprobe_instance *ri,
-				  struct pt_regs *regs)
+static nokprobe_inline void kretprobe_hook_return(struct kprobe *p,
+						  struct kretprobe_instance *ri,
+						  struct pt_regs *regs)
 {
 	arch_prepare_kretprobe(ri, regs);
 	__llist_add(&ri->llist, &current->kretprobe_instances);
 }
-NOKPROBE_SYMBOL(kretprobe_hook_return);
 
 static void kretprobe_instance_drop(struct rcu_head *head)
 {
@@ -3462,6 +3462,7 @@ NOKPROBE_SYMBOL(kretprobe_call_end);
 unsigned long __kretprobe_trampoline_handler(struct pt_regs *regs,
 					     void *frame_pointer)
 {
+	struct kprobe *prev = kprobe_running();	/* busy, or the arch's probe */
 	struct llist_node *node, *end, *next;
 	struct kretprobe_instance *ri;
 	kprobe_opcode_t *ret_addr;
@@ -3489,7 +3490,7 @@ unsigned long __kretprobe_trampoline_handler(struct pt_regs *regs,
 			break;
 		rp = get_kretprobe(ri);
 		if (rp && rp->handler)
-			kretprobe_run_handler(rp, ri, regs);
+			kretprobe_run_handler(rp, ri, regs, prev);
 		if (node == end)
 			break;
 	}
