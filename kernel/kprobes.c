@@ -504,8 +504,13 @@ NOKPROBE_SYMBOL(kprobes_inc_nmissed_count);
 
 /* ---- kprobe_busy: make probes hit in a region count as missed ---------- */
 
+/*
+ * The current_kprobe of a busy CPU. Nothing runs it; code that looks at
+ * a running probe's address (the arches' fault paths) finds one in
+ * kprobes' own text.
+ */
 static struct kprobe kprobe_busy = {
-	.addr = (void *)get_kprobe,
+	.addr = (void *)kprobe_busy_begin,
 };
 
 /**
@@ -858,12 +863,6 @@ static void __init optinsn_slots_init(void)
 }
 #endif
 
-int __weak arch_kprobe_get_kallsym(unsigned int *symnum, unsigned long *value,
-				   char *type, char *sym)
-{
-	return -ERANGE;
-}
-
 /**
  * kprobe_get_kallsym() - name the kprobes-owned executable pages
  * @symnum: index among those pages
@@ -891,6 +890,13 @@ int kprobe_get_kallsym(unsigned int symnum, unsigned long *value, char *type,
 			return 0;
 #endif
 	return arch_kprobe_get_kallsym(&symnum, value, type, sym);
+}
+
+/* Most arches own no executable pages besides the caches above. */
+int __weak arch_kprobe_get_kallsym(unsigned int *symnum, unsigned long *value,
+				   char *type, char *sym)
+{
+	return -ERANGE;
 }
 
 /* ---- the blacklist ------------------------------------------------------ */

@@ -437,40 +437,62 @@ void __free_insn_slot(struct kprobe_insn_cache *c,
 /* Safe in any context: takes no lock that sleeps. */
 bool __is_insn_slot_addr(struct kprobe_insn_cache *c, unsigned long addr);
 
-#define DEFINE_INSN_CACHE_OPS(__name)					\
-extern struct kprobe_insn_cache kprobe_##__name##_slots;		\
-									\
-static inline kprobe_opcode_t *get_##__name##_slot(void)		\
-{									\
-	return __get_insn_slot(&kprobe_##__name##_slots);		\
-}									\
-									\
-static inline void free_##__name##_slot(kprobe_opcode_t *slot, int dirty)\
-{									\
-	__free_insn_slot(&kprobe_##__name##_slots, slot, dirty);	\
-}									\
-									\
-static inline bool is_kprobe_##__name##_slot(unsigned long addr)	\
-{									\
-	return __is_insn_slot_addr(&kprobe_##__name##_slots, addr);	\
-}
-
+/* The names under which the two caches' pages appear in kallsyms. */
 #define KPROBE_INSN_PAGE_SYM		"kprobe_insn_page"
 #define KPROBE_OPTINSN_PAGE_SYM		"kprobe_optinsn_page"
 int kprobe_cache_get_kallsym(struct kprobe_insn_cache *c, unsigned int *symnum,
 			     unsigned long *value, char *type, char *sym);
-#else /* !__ARCH_WANT_KPROBES_INSN_SLOT */
-#define DEFINE_INSN_CACHE_OPS(__name)					\
-static inline bool is_kprobe_##__name##_slot(unsigned long addr)	\
-{									\
-	return 0;							\
+
+/* Slots for instruction copies, of KPROBE_SLOT_SIZE units each. */
+extern struct kprobe_insn_cache kprobe_insn_slots;
+
+static inline kprobe_opcode_t *get_insn_slot(void)
+{
+	return __get_insn_slot(&kprobe_insn_slots);
+}
+
+static inline void free_insn_slot(kprobe_opcode_t *slot, int dirty)
+{
+	__free_insn_slot(&kprobe_insn_slots, slot, dirty);
+}
+
+static inline bool is_kprobe_insn_slot(unsigned long addr)
+{
+	return __is_insn_slot_addr(&kprobe_insn_slots, addr);
+}
+
+#ifdef CONFIG_OPTPROBES
+/* Slots for optimized probes' detours. */
+extern struct kprobe_insn_cache kprobe_optinsn_slots;
+
+static inline kprobe_opcode_t *get_optinsn_slot(void)
+{
+	return __get_insn_slot(&kprobe_optinsn_slots);
+}
+
+static inline void free_optinsn_slot(kprobe_opcode_t *slot, int dirty)
+{
+	__free_insn_slot(&kprobe_optinsn_slots, slot, dirty);
+}
+
+static inline bool is_kprobe_optinsn_slot(unsigned long addr)
+{
+	return __is_insn_slot_addr(&kprobe_optinsn_slots, addr);
+}
+#endif /* CONFIG_OPTPROBES */
+#else /* !__ARCH_WANT_KPROBES_INSN_SLOT: the arch keeps no such slots */
+static inline bool is_kprobe_insn_slot(unsigned long addr)
+{
+	return false;
+}
+
+#ifdef CONFIG_OPTPROBES
+static inline bool is_kprobe_optinsn_slot(unsigned long addr)
+{
+	return false;
 }
 #endif
-
-DEFINE_INSN_CACHE_OPS(insn);
-#ifdef CONFIG_OPTPROBES
-DEFINE_INSN_CACHE_OPS(optinsn);
-#endif
+#endif /* __ARCH_WANT_KPROBES_INSN_SLOT */
 
 /* ---- kretprobes without rethook: the core's instances ------------------- */
 
