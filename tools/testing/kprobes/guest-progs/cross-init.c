@@ -307,6 +307,19 @@ static unsigned long callee_text(void)
 }
 
 /*
+ * Wait up to @secs seconds until the function's first word is no longer
+ * @from; return it.
+ */
+static unsigned long text_after(unsigned long from, int secs)
+{
+	double end = now() + secs;
+
+	while (callee_text() == from && now() < end)
+		usleep(10 * 1000);
+	return callee_text();
+}
+
+/*
  * Where there is an optimizer, wait until the list shows the probes
  * [OPTIMIZED] (which it does from when they are queued), or no longer,
  * and then until the function's first word has changed from @from: the
@@ -314,24 +327,14 @@ static unsigned long callee_text(void)
  */
 static int wait_optimized(int want, unsigned long from)
 {
-	double start = now(), end = start + 20;
+	double start = now();
+	unsigned long w;
 
 	if (!wait_for(D "/list", "[OPTIMIZED]", want, 10))
 		return 0;
-	while (callee_text() == from && now() < end)
-		usleep(100 * 1000);
+	w = text_after(from, 20);
 	note("%s after %.1f s", want ? "optimized" : "unoptimized", now() - start);
-	return callee_text() != from;
-}
-
-/* Wait until the function's first word is no longer @from; return it. */
-static unsigned long text_after(unsigned long from)
-{
-	double end = now() + 5;
-
-	while (callee_text() == from && now() < end)
-		usleep(10 * 1000);
-	return callee_text();
+	return w != from;
 }
 
 #define PRE_LINE "<kprobe_callee_fn> pre_handler"
@@ -370,7 +373,7 @@ static int t_optimized(void)
 		rmmod("kprobe_callee");
 		return 0;
 	}
-	w_bp = text_after(w_orig);
+	w_bp = text_after(w_orig, 5);
 	h[0] = count_log(PRE_LINE);
 	ok &= callee_calls(10);
 	h[1] = count_log(PRE_LINE);
@@ -387,7 +390,7 @@ static int t_optimized(void)
 	ok &= callee_calls(10);
 	h[4] = count_log(PRE_LINE);
 	ok &= !rmmod("kprobe_example");
-	w_end = text_after(w_opt2);
+	w_end = text_after(w_opt2, 5);
 	ok &= callee_calls(10) && wait_for(D "/list", "kprobe_callee_fn", 0, 10);
 	note("first word: %08lx, breakpoint %08lx, optimized %08lx, %08lx, %08lx, after %08lx",
 	     w_orig, w_bp, w_opt, w_bp2, w_opt2, w_end);
@@ -435,7 +438,7 @@ static int t_revive(void)
 	      step(!put(T "/kprobe_events", "p:kptest/callee kprobe_callee:kprobe_callee_fn\n",
 			1), "event") &&
 	      step(!put(T "/events/kptest/callee/enable", "1", 0), "enable");
-	w_bp = text_after(w_orig);
+	w_bp = text_after(w_orig, 5);
 	w_opt = w_bp;
 	if (opt) {
 		ok &= step(!put(OPT_SYSCTL, "1", 0), "sysctl 1") &&
