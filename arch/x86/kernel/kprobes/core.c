@@ -789,13 +789,20 @@ NOKPROBE_SYMBOL(pop_hit_state);
 static void finish_hit(struct kprobe *p, struct pt_regs *regs,
 		       struct kprobe_ctlblk *kcb, bool nested)
 {
+	kprobe_post_handler_t post;
+
 	if (nested) {
 		pop_hit_state(kcb);
 		return;
 	}
-	if (p->post_handler && !kprobe_disabled(p)) {
+	/*
+	 * Read once: an aggregate's post_handler is cleared when its last
+	 * member with one leaves, while other CPUs hit the site.
+	 */
+	post = READ_ONCE(p->post_handler);
+	if (post && !kprobe_disabled(p)) {
 		kcb->kprobe_status = KPROBE_HIT_SSDONE;
-		p->post_handler(p, regs, 0);
+		post(p, regs, 0);
 	}
 	reset_current_kprobe();
 }

@@ -21,6 +21,7 @@
 static __always_inline void ftrace_site_hit(unsigned long ip, struct pt_regs *regs)
 {
 	struct kprobe *p = get_kprobe((kprobe_opcode_t *)ip);
+	kprobe_post_handler_t post;
 	unsigned long resume_ip;
 
 	if (unlikely(!p) || kprobe_disabled(p))
@@ -38,11 +39,15 @@ static __always_inline void ftrace_site_hit(unsigned long ip, struct pt_regs *re
 	if (p->pre_handler && p->pre_handler(p, regs))
 		goto done;	/* the pre_handler chose where ftrace returns to */
 
-	/* "Execute" the ftrace call: the function goes on after it. */
-	if (p->post_handler) {
+	/*
+	 * "Execute" the ftrace call: the function goes on after it. The
+	 * post_handler is read once, as in finish_hit() (core.c).
+	 */
+	post = READ_ONCE(p->post_handler);
+	if (post) {
 		regs->ip = ip + MCOUNT_INSN_SIZE;
 		__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_SSDONE);
-		p->post_handler(p, regs, 0);
+		post(p, regs, 0);
 	}
 	regs->ip = resume_ip;
 done:
