@@ -3049,6 +3049,10 @@ NOKPROBE_SYMBOL(dump_kprobe);
 
 /* ---- text that goes away: module unload, init memory -------------------- */
 
+void __weak arch_kprobe_text_gone(unsigned long start, unsigned long end)
+{
+}
+
 /*
  * The text in [start, end) is about to be freed: its sites go GONE and
  * stop being armed (an ftrace site leaves our filter). kprobe_mutex held.
@@ -3059,6 +3063,7 @@ static void mark_range_gone(unsigned long start, unsigned long end)
 	struct kprobe *site, *m;
 	unsigned int i;
 
+	arch_kprobe_text_gone(start, end);
 	batch_begin_retired(&b);
 	for (i = 0; i < KPROBE_TABLE_SIZE; i++) {
 		hlist_for_each_entry(site, &kprobe_table[i], hlist) {

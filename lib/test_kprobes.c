@@ -228,6 +228,13 @@ unsigned long kpt_uaccess(unsigned long x);
  */
 unsigned long kpt_jl(unsigned long x);
 static __used DEFINE_STATIC_KEY_FALSE(kpt_jl_key);
+/*
+ * x (x + 1 while kpt_jl_into_key is on): mov at +0, a jump label site
+ * at +3 whose jump lands at +12, inside the region of a jump at +8 (sub,
+ * add).
+ */
+unsigned long kpt_jl_into(unsigned long x);
+static __used DEFINE_STATIC_KEY_FALSE(kpt_jl_into_key);
 #endif
 
 asm(
@@ -456,6 +463,19 @@ asm(
 	".balign 8\n"
 	".long 1b - ., 2b - .\n"
 	".quad kpt_jl_key - .\n"
+	".popsection\n"
+
+	KPT_FUNC(kpt_jl_into)
+	"	movq %rdi, %rax\n"
+	"1:	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"
+	"	subq $1, %rax\n"
+	"2:	addq $1, %rax\n"
+	KPT_RET
+	KPT_END(kpt_jl_into)
+	".pushsection __jump_table, \"aw\"\n"
+	".balign 8\n"
+	".long 1b - ., 2b - .\n"
+	".quad kpt_jl_into_key - .\n"
 	".popsection\n"
 #endif
 	".popsection\n"
@@ -2865,6 +2885,28 @@ static void test_optimizer_function_checks(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpt_farjmp(1), 7UL);
 }
 
+/*
+ * A jump label's nop that becomes a jump into a region after the
+ * function was decoded (and its decoding kept, see funcmap.c) keeps the
+ * region from being optimized, as when it is a jump at decoding time.
+ */
+static void test_jump_label_into_region(struct kunit *test)
+{
+#ifdef CONFIG_JUMP_LABEL
+	void *region = insn_at(kpt_jl_into, 8);
+
+	KUNIT_EXPECT_TRUE(test, optimizes(test, region));
+	static_branch_enable(&kpt_jl_into_key);
+	KUNIT_EXPECT_FALSE(test, optimizes(test, region));
+	KUNIT_EXPECT_EQ(test, kpt_jl_into(5), 6UL);
+	static_branch_disable(&kpt_jl_into_key);
+	KUNIT_EXPECT_EQ(test, kpt_jl_into(5), 5UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 0);
+#else
+	kunit_skip(test, "no jump labels");
+#endif
+}
+
 static int check_ac_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	HANDLER_CHECK(regs->flags & X86_EFLAGS_AC);
@@ -3179,6 +3221,7 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_boost_refused_twobyte),
 #ifdef CONFIG_OPTPROBES
 	KUNIT_CASE(test_optimizer_function_checks),
+	KUNIT_CASE(test_jump_label_into_region),
 	KUNIT_CASE(test_optimized_clac),
 	KUNIT_CASE(test_optimized_freed_after_tasks_gp),
 	KUNIT_CASE(test_optimized_nested_hit),

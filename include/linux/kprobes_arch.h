@@ -125,6 +125,14 @@ int arch_populate_kprobe_blacklist(void);
 bool arch_kprobe_may_be_listed_site(unsigned long addr);
 
 /*
+ * The text [@start, @end) is about to be freed (a module going, its init
+ * text or the kernel's after boot): forget what the arch remembers of
+ * it, such as decoded functions, since other text may be loaded there.
+ * kprobe_mutex held. Default: nothing.
+ */
+void arch_kprobe_text_gone(unsigned long start, unsigned long end);
+
+/*
  * The address of a symbol to probe, for arches whose symbols need more
  * than kallsyms_lookup_name() (function descriptors, dot symbols). Any
  * process context. Default: kallsyms_lookup_name().

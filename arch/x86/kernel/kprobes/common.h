@@ -94,11 +94,14 @@ struct arch_specific_insn;
 
 /* Shared by core.c and opt.c; all called with kprobe_mutex held. */
 int kprobe_read_original(u8 *buf, unsigned long addr);
-bool kprobe_insn_boundary(unsigned long addr);
 bool kprobe_insn_may_be_listed_site(struct insn *insn);
 int kprobe_classify_insn(struct insn *insn, struct arch_specific_insn *ai);
 int kprobe_copy_insn(u8 *dst, struct insn *insn, const u8 *buf,
 		     unsigned long from, unsigned long at);
+
+/* funcmap.c: what decoding the whole function says; see there. */
+int kprobe_insn_boundary(unsigned long addr);
+int kprobe_region_check(unsigned long start, unsigned long end);
 
 #ifdef CONFIG_OPTPROBES
 void optprobe_restore_original(u8 *buf, unsigned long addr, int len);

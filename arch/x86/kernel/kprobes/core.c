@@ -53,7 +53,6 @@
 #include <linux/extable.h>
 #include <linux/kdebug.h>
 #include <linux/kallsyms.h>
-#include <linux/kgdb.h>
 #include <linux/ftrace.h>
 #include <linux/kasan.h>
 #include <linux/moduleloader.h>
@@ -141,36 +140,6 @@ int kprobe_read_original(u8 *buf, unsigned long addr)
 	return 0;
 }
 
-/* A debugger's int3 hides the instruction it replaced: decoding stops there. */
-static bool is_debugger_break(unsigned long addr)
-{
-#ifdef CONFIG_KGDB
-	return kgdb_has_hit_break(addr);
-#else
-	return false;
-#endif
-}
-
-/* Is @addr where an instruction starts, decoding from its function's entry? */
-bool kprobe_insn_boundary(unsigned long addr)
-{
-	unsigned long func, size, pos;
-	u8 buf[MAX_INSN_SIZE];
-	struct insn insn;
-
-	if (!kprobe_function_bounds(addr, &func, &size))
-		return false;
-
-	for (pos = func; pos < addr; pos += insn.length) {
-		if (kprobe_read_original(buf, pos) ||
-		    insn_decode_kernel(&insn, buf) < 0 || !insn.length)
-			return false;
-		if (buf[0] == INT3_INSN_OPCODE && is_debugger_break(pos))
-			return false;
-	}
-	return pos == addr;
-}
-
 /*
  * Could @insn be a site the kernel keeps in a table: one that jump
  * labels, static calls or ftrace write, or a BUG()? The writers put
@@ -223,7 +192,7 @@ bool arch_kprobe_may_be_listed_site(unsigned long addr)
 	 * an address inside a listed site is refused with -EINVAL, before
 	 * the boundary check would say -EILSEQ, as in the tree.
 	 */
-	if (!kprobe_insn_boundary(addr))
+	if (kprobe_insn_boundary(addr))
 		return true;
 	if (kprobe_read_original(buf, addr) || insn_decode_kernel(&insn, buf) < 0)
 		return true;
@@ -577,8 +546,9 @@ int arch_prepare_kprobe(struct kprobe *p)
 
 	if (alternatives_text_reserved(p->addr, p->addr))
 		return -EINVAL;
-	if (!kprobe_insn_boundary(addr))
-		return -EILSEQ;
+	ret = kprobe_insn_boundary(addr);
+	if (ret)
+		return ret;
 	if (kprobe_read_original(buf, addr) || insn_decode_kernel(&insn, buf) < 0 ||
 	    is_kcfi_check(&insn, addr))
 		return -EILSEQ;

@@ -32,8 +32,6 @@
 #define pr_fmt(fmt) "kprobes: " fmt
 
 #include <linux/kprobes.h>
-#include <linux/kallsyms.h>
-#include <linux/extable.h>
 #include <linux/ftrace.h>
 #include <linux/jump_label.h>
 #include <linux/static_call.h>
@@ -146,94 +144,6 @@ static int optprobe_hit(struct optimized_kprobe *op, struct pt_regs *regs)
 NOKPROBE_SYMBOL(optprobe_hit);
 
 /* ---- may this site be optimized? ------------------------------------------ */
-
-/* Does a jump target of @insn (at @pc) land inside (start, end)? */
-static bool jumps_into(struct insn *insn, unsigned long pc,
-		       unsigned long start, unsigned long end)
-{
-	u8 op = insn->opcode.bytes[0];
-	unsigned long target;
-
-	switch (op) {
-	case 0x70 ... 0x7f:	/* jcc rel8 */
-	case 0xe0 ... 0xe3:	/* loop, jrcxz */
-	case 0xe8:		/* call */
-	case 0xe9:
-	case 0xeb:		/* jmp */
-		break;
-	case 0x0f:
-		if (insn->opcode.bytes[1] >= 0x80 && insn->opcode.bytes[1] <= 0x8f)
-			break;	/* jcc rel32 */
-		return false;
-	default:
-		return false;
-	}
-	target = pc + insn->length + insn->immediate.value;
-	return target > start && target < end;
-}
-
-/*
- * An indirect jump may land anywhere in its function (a jump table):
- * a jmp through a register or memory (near, ff /4, or far, ff /5), or
- * a jump to a retpoline thunk.
- */
-static bool is_indirect_jump(struct insn *insn, unsigned long pc,
-			     unsigned long func, unsigned long func_end)
-{
-	char name[KSYM_NAME_LEN];
-	unsigned long target;
-	u8 op = insn->opcode.bytes[0];
-
-	if (op == 0xff && (X86_MODRM_REG(insn->modrm.bytes[0]) == 4 ||
-			   X86_MODRM_REG(insn->modrm.bytes[0]) == 5))
-		return true;
-	if (op != 0xe9 && op != 0xeb)
-		return false;
-	target = pc + insn->length + insn->immediate.value;
-	if (target >= func && target < func_end)
-		return false;
-	return !lookup_symbol_name(target, name) &&
-	       str_has_prefix(name, "__x86_indirect_");
-}
-
-/* The address an exception-table entry sends a fault to. */
-static unsigned long extable_fixup(const struct exception_table_entry *e)
-{
-	return (unsigned long)&e->fixup + e->fixup;
-}
-
-/*
- * Walk the whole function around [start, end): nothing may jump into
- * the region except at its start, and no fault may be fixed up into it.
- */
-static int check_function(unsigned long start, unsigned long end)
-{
-	unsigned long size, func, pc;
-	const struct exception_table_entry *e;
-	u8 buf[MAX_INSN_SIZE];
-	struct insn insn;
-
-	if (!kprobe_function_bounds(start, &func, &size))
-		return -EINVAL;
-	if (end > func + size)
-		return -ERANGE;	/* the region runs into the next function */
-
-	for (pc = func; pc < func + size; pc += insn.length) {
-		if (kprobe_read_original(buf, pc) ||
-		    insn_decode_kernel(&insn, buf) < 0 || !insn.length)
-			return -EILSEQ;
-		if (insn.opcode.bytes[0] == INT3_INSN_OPCODE)
-			continue;	/* padding, or someone's breakpoint */
-		if (jumps_into(&insn, pc, start, end) ||
-		    is_indirect_jump(&insn, pc, func, func + size))
-			return -EBUSY;
-		e = search_exception_tables(pc);
-		if (e && (pc - start < end - start ||
-			  extable_fixup(e) - start - 1 < end - start - 1))
-			return -EBUSY;
-	}
-	return 0;
-}
 
 /*
  * Decode the region starting at @addr into @buf (original bytes) and
@@ -372,7 +282,7 @@ int arch_prepare_optimized_kprobe(struct optimized_kprobe *op, struct kprobe *or
 		return len;
 	if (region_reserved(addr, addr + len, maybe_site))
 		return -EBUSY;
-	ret = check_function(addr, addr + len);
+	ret = kprobe_region_check(addr, addr + len);
 	if (ret)
 		return ret;
 	/* The region's code, rel32 away from the buffer, must be reachable. */
