@@ -22,5 +22,5 @@ jobs=$(( $(nproc) + 1 ))
 echo "  KERNEL  bench, $which kprobes"
 make -s -C "$src" O="$obj" CC="ccache gcc" -j"$jobs" bzImage modules
 mkdir -p "$mod"
-cp "$t/bench/kprobe_bench.c" "$t/bench/Kbuild" "$mod/"
+cp "$t"/bench/*.c "$t"/bench/*.h "$t/bench/Kbuild" "$mod/"
 make -s -C "$src" O="$obj" CC="ccache gcc" -j"$jobs" M="$mod" modules

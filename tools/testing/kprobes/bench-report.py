@@ -54,6 +54,72 @@ def fmt(v, scale=1):
     return "-" if v is None else ("%d" % (v / scale) if scale == 1 else "%.1f" % (v / scale))
 
 
+LAYOUTS = [
+    # run label, key prefix, title
+    ("big", "big", "N probes on consecutive instructions of one function of 24,000"),
+    ("entries", "entry", "N probes at the entries of N functions (ftrace sites)"),
+    ("kret", "kret", "N kretprobes at the entries of N functions"),
+]
+
+
+KINDS = ["lea", "load", "add", "push", "rip", "jcc", "call"]
+KIND_PATHS = [
+    # run label, key suffix, label
+    ("kinds_trap", "post", "breakpoint + post_handler"),
+    ("kinds_trap", "trap", "breakpoint (boosted where it can be)"),
+    ("kinds_opt", "optimized", "optimized"),
+]
+
+
+def kinds(ours, up, out):
+    """Hit cost per instruction kind and path; '-' where a kprobes cannot."""
+    if not any(r in ours or r in up for r in ("kinds_trap", "kinds_opt")):
+        return
+    out("Hit cost by instruction kind, instructions over an unprobed call (median")
+    out("of 1001): lea 8(%rdi),%rax; movq (%rsp),%rax; addq $1,%rax; pushq %rdi;")
+    out("movq sym(%rip),%rax; jz (emulated); call (emulated). '-': not optimized")
+    out("%-6s %-38s %9s %9s %8s" % ("kind", "path", "ours", "upstream", "ratio"))
+    for kind in KINDS:
+        for run, suffix, label in KIND_PATHS:
+            key = "kind_%s_%s" % (kind, suffix)
+            a, b = ours.get(run, {}).get(key), up.get(run, {}).get(key)
+            if a is None and b is None:
+                continue
+            out("%-6s %-38s %9s %9s %8s" % (kind, label, fmt(a), fmt(b), ratio(a, b)))
+    out("")
+
+
+def layouts(ours, up, out):
+    """Per-probe costs of the layout runs; a run may stop at its budget."""
+    for run, prefix, title in LAYOUTS:
+        o, u = ours.get(run, {}), up.get(run, {})
+        keys = sorted({k for k in list(o) + list(u) if k.endswith("_done")},
+                      key=lambda k: (int(k.split("_")[2]), k.split("_")[1]))
+        if not keys:
+            continue
+        out(title + ": microseconds (virtual) per probe, for N probes registered")
+        out("in batches of up to 1,000 (register_kprobes()) or one at a time; the")
+        out("ratio is of the per-probe costs. A kprobes that ran out of its time")
+        out("budget shows the number of probes it registered (done)")
+        out("%-7s %-7s %-11s %9s %9s %8s %7s %7s" % ("N", "how", "", "ours", "upstream",
+                                                     "ratio", "done", "done"))
+        for k in keys:
+            _, how, n = k.split("_")[:3]
+            base = "%s_%s_%s" % (prefix, how, n)
+            for what in ("register", "unregister"):
+                per = []
+                for runs in (o, u):
+                    done, ns = runs.get(base + "_done"), runs.get("%s_%s_ns" % (base, what))
+                    per.append(ns / done / 1000 if done and ns is not None else None)
+                a, b = per
+                out("%-7s %-7s %-11s %9s %9s %8s %7s %7s" % (
+                    n, how, what, "-" if a is None else "%.1f" % a,
+                    "-" if b is None else "%.1f" % b,
+                    "-" if a is None or not b else "%.3f" % (a / b),
+                    o.get(base + "_done", "-"), u.get(base + "_done", "-")))
+        out("")
+
+
 def main():
     ours, up = parse(sys.argv[1]), parse(sys.argv[2])
     version, outdir = sys.argv[3], sys.argv[4]
@@ -93,6 +159,8 @@ def main():
                                                   fmt(b.get(key), 1e6),
                                                   ratio(a.get(key), b.get(key))))
         out("")
+    kinds(ours, up, out)
+    layouts(ours, up, out)
     out("Hit cost of a boosted probe with N other probes registered, instructions")
     out("%-10s %9s %9s %8s" % ("N", "ours", "upstream", "ratio"))
     os_, us_ = ours.get("scale", {}), up.get("scale", {})

@@ -8,7 +8,10 @@
 #
 # Sizes (override from the environment): BENCH_ATTACH (batched
 # register_kprobes() sizes), BENCH_SINGLE (one register_kprobe() at a
-# time), BENCH_SCALE (probes registered beside the measured one).
+# time), BENCH_SCALE (probes registered beside the measured one),
+# BENCH_BIG (probes on consecutive instructions of one large function),
+# BENCH_ENTRIES (probes at the entries of distinct functions), BENCH_KRET
+# (kretprobes there).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../../.." && pwd)
 t=$repo/tools/testing/kprobes
@@ -17,6 +20,9 @@ out=$repo/out
 : "${BENCH_ATTACH:=1,100,1000,10000}"
 : "${BENCH_SINGLE:=1,100,1000}"
 : "${BENCH_SCALE:=1,1000,10000,100000}"
+: "${BENCH_BIG:=1000,10000}"
+: "${BENCH_ENTRIES:=1000,10000}"
+: "${BENCH_KRET:=1000}"
 mkdir -p "$out"
 
 for which in ours upstream; do
@@ -29,7 +35,7 @@ for which in ours upstream; do
 	KERNEL=$build/obj-bench-$which/arch/x86/boot/bzImage \
 	INITRD=$build/initramfs-bench-$which.cpio.gz \
 	QEMU_EXTRA="-icount shift=0" \
-	KPTEST_APPEND="kpbench_attach=$BENCH_ATTACH kpbench_single=$BENCH_SINGLE kpbench_scale=$BENCH_SCALE" \
+	KPTEST_APPEND="kpbench_attach=$BENCH_ATTACH kpbench_single=$BENCH_SINGLE kpbench_scale=$BENCH_SCALE kpbench_big=$BENCH_BIG kpbench_entries=$BENCH_ENTRIES kpbench_kret=$BENCH_KRET" \
 		"$t/run-guest.sh" bench "$build/console-bench-$which.log" 5400
 done
 

@@ -25,7 +25,8 @@ case $mode in
 --bench)
 	out=$repo/.build/initramfs-bench-$2.cpio.gz
 	root=$repo/.build/initramfs-bench-$2
-	mods=("$repo/.build/bench-mod-$2/kprobe_bench.ko")
+	mods=("$repo/.build/bench-mod-$2/kprobe_bench.ko"
+	      "$repo/.build/bench-mod-$2/kprobe_bench_fns.ko")
 	;;
 esac
 progs=()

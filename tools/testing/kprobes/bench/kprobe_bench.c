@@ -20,6 +20,21 @@
  *		register and the unregister call)
  *   exp=scale	hit cost of one boosted probe while each of sizes= (a
  *		list) other probes are registered (after it)
+ *   exp=big	for each of sizes=: register that many probes on
+ *		consecutive instructions of one large function, in batches
+ *		of up to LAYOUT_STEP (register_kprobes()) and then one at a
+ *		time (register_kprobe()), each on instructions of its own;
+ *		wait until the last one is optimized and unregister them
+ *		the same way
+ *   exp=entries	the same with probes at the entries of distinct functions
+ *		(kprobe_bench_fns.ko: ftrace sites where the kernel has
+ *		them); with kret=1, kretprobes there
+ *   exp=kinds	hit cost of a probe on each of several instruction kinds
+ *		(lea, load, add, push, RIP-relative load, jcc, call): with a
+ *		post_handler and without (boosted where the instruction can
+ *		be); with opt=1, once optimized instead. Run opt=0 with
+ *		debug.kprobes-optimization off, so that nothing is optimized
+ *		while it measures the traps
  *   exp=hold	register n= probes at load, unregister them at unload
  *		(no figures: for profiling either with ksample)
  */
@@ -34,6 +49,8 @@
 #include <asm/tsc.h>
 #include <asm/msr.h>
 #include <asm/nospec-branch.h>
+
+#include "kprobe_bench_fns.h"
 
 #define REPS		1001
 /*
@@ -80,6 +97,14 @@ unsigned long bench_opt(unsigned long x);
 unsigned long bench_boost(unsigned long x);
 unsigned long bench_scale_fn(unsigned long x);
 extern const unsigned long bench_fns[NR_FNS];
+unsigned long bench_big(unsigned long x);
+
+/*
+ * bench_big: BIG_INSNS one-byte instructions and a ret. Every byte is an
+ * instruction that can be probed and boosted, and optimized where no
+ * other probe is within the jump's five bytes.
+ */
+#define BIG_INSNS	24000
 
 asm(".pushsection .text\n"
     BENCH_FUNC(bench_opt)
@@ -93,6 +118,12 @@ asm(".pushsection .text\n"
     "	addq $1, %rax\n"
     BENCH_RET
     BENCH_END(bench_boost)
+    BENCH_FUNC(bench_big)
+    "	.rept " __stringify(BIG_INSNS) "\n"
+    "	clc\n"
+    "	.endr\n"
+    BENCH_RET
+    BENCH_END(bench_big)
     BENCH_FUNC(bench_scale_fn)
     "	movq %rdi, %rax\n"
     "	addl $1, %eax\n"
@@ -121,6 +152,62 @@ asm(".pushsection .text\n"
     "	.set bench_i, bench_i + 1\n"
     ".endr\n"
     ".noaltmacro\n"
+    ".popsection\n");
+
+/*
+ * One function per instruction kind measured by exp=kinds, the probed
+ * instruction at the offset given in bench_kinds[], followed by enough
+ * bytes for a jump where the kind can be optimized.
+ */
+unsigned long bench_k_lea(unsigned long x);
+unsigned long bench_k_load(unsigned long x);
+unsigned long bench_k_add(unsigned long x);
+unsigned long bench_k_push(unsigned long x);
+unsigned long bench_k_rip(unsigned long x);
+unsigned long bench_k_jcc(unsigned long x);
+unsigned long bench_k_call(unsigned long x);
+static unsigned long bench_rip_data __used = 42;
+
+asm(".pushsection .text\n"
+    BENCH_FUNC(bench_k_lea)
+    "	leaq 8(%rdi), %rax\n"		/* +0 */
+    "	addq $1, %rax\n"
+    BENCH_RET
+    BENCH_END(bench_k_lea)
+    BENCH_FUNC(bench_k_load)
+    "	movq (%rsp), %rax\n"		/* +0 */
+    "	movq %rdi, %rax\n"
+    "	addq $1, %rax\n"
+    BENCH_RET
+    BENCH_END(bench_k_load)
+    BENCH_FUNC(bench_k_add)
+    "	movq %rdi, %rax\n"
+    "	addq $1, %rax\n"		/* +3 */
+    "	addq $2, %rax\n"
+    BENCH_RET
+    BENCH_END(bench_k_add)
+    BENCH_FUNC(bench_k_push)
+    "	pushq %rdi\n"			/* +0 */
+    "	popq %rax\n"
+    "	addq $1, %rax\n"
+    BENCH_RET
+    BENCH_END(bench_k_push)
+    BENCH_FUNC(bench_k_rip)
+    "	movq bench_rip_data(%rip), %rax\n"	/* +0 */
+    BENCH_RET
+    BENCH_END(bench_k_rip)
+    BENCH_FUNC(bench_k_jcc)
+    "	testq %rdi, %rdi\n"
+    "	jz 1f\n"			/* +3 */
+    "	movq %rdi, %rax\n"
+    BENCH_RET
+    "1:	xorl %eax, %eax\n"
+    BENCH_RET
+    BENCH_END(bench_k_jcc)
+    BENCH_FUNC(bench_k_call)
+    "	call bench_opt\n"		/* +0 */
+    BENCH_RET
+    BENCH_END(bench_k_call)
     ".popsection\n");
 
 /* A C function: its entry is an ftrace site where the kernel has them. */
@@ -461,6 +548,236 @@ stop:
 	vfree(kps);
 }
 
+/*
+ * exp=big and exp=entries: probes (or kretprobes, @kret) registered in
+ * steps, LAYOUT_STEP per register_kprobes() call when @batched or one
+ * register_kprobe() each, until all @n are or budget= seconds (virtual)
+ * have gone: the tree's kprobes take seconds per probe on some layouts.
+ * Reports <key>_done (probes registered), <key>_register_ns and, for
+ * the same probes, <key>_unregister_ns.
+ */
+#define LAYOUT_STEP	1000
+
+static int layout_register(void **probes, int count, bool kret)
+{
+	if (kret)
+		return count == 1 ? register_kretprobe(probes[0]) :
+			register_kretprobes((struct kretprobe **)probes, count);
+	return count == 1 ? register_kprobe(probes[0]) :
+		register_kprobes((struct kprobe **)probes, count);
+}
+
+static void layout_unregister(void **probes, int count, bool kret)
+{
+	if (kret)
+		unregister_kretprobes((struct kretprobe **)probes, count);
+	else
+		unregister_kprobes((struct kprobe **)probes, count);
+}
+
+static void run_layout(const char *key, void **probes, int n, bool batched,
+		       bool kret, unsigned long (*wait_fn)(unsigned long))
+{
+	int done = 0, step = batched ? LAYOUT_STEP : 1, count, ret = 0;
+	u64 spent = 0, t0, base = wait_fn ? call_cost(wait_fn) : 0;
+	char name[48];
+
+	while (done < n && spent <= budget * NSEC_PER_SEC) {
+		count = min(step, n - done);
+		t0 = ktime_get_ns();
+		ret = layout_register(probes + done, count, kret);
+		spent += ktime_get_ns() - t0;
+		if (ret) {
+			pr_err("BENCH %s: register failed: %d\n", key, ret);
+			break;
+		}
+		done += count;
+	}
+	/* The optimizer is done when the last probe runs optimized. */
+	if (wait_fn && done)
+		wait_cheaper(wait_fn, base, OPTIMIZED_LIMIT);
+	snprintf(name, sizeof(name), "%s_done", key);
+	report(name, done);
+	snprintf(name, sizeof(name), "%s_register_ns", key);
+	report(name, spent);
+	spent = 0;
+	while (done) {
+		count = min(step, done);
+		t0 = ktime_get_ns();
+		layout_unregister(probes + done - count, count, kret);
+		spent += ktime_get_ns() - t0;
+		done -= count;
+	}
+	snprintf(name, sizeof(name), "%s_unregister_ns", key);
+	report(name, spent);
+}
+
+/* Sizes from sizes=, ascending and positive; false if none or wrong. */
+static bool layout_sizes_ok(int limit)
+{
+	int i, total = 0;
+
+	for (i = 0; i < nr_sizes; i++) {
+		if (sizes[i] < 1 || sizes[i] > limit)
+			return false;
+		total += sizes[i];
+	}
+	return nr_sizes && total <= limit;
+}
+
+static void bench_big_layout(void)
+{
+	struct kprobe *probes, **kps;
+	int i, j, off = 0, mode;
+	char key[32];
+
+	/* Runs use disjoint instructions (see first=); 2 runs per size. */
+	if (!layout_sizes_ok((BIG_INSNS - JMP32_INSN_SIZE) / 2))
+		return;
+	probes = vzalloc(array_size(BIG_INSNS, sizeof(*probes)));
+	kps = vzalloc(array_size(BIG_INSNS, sizeof(*kps)));
+	if (!probes || !kps)
+		goto out;
+	for (i = 0; i < BIG_INSNS; i++) {
+		probes[i].addr = (kprobe_opcode_t *)bench_big + i;
+		probes[i].pre_handler = nop_pre;
+		kps[i] = &probes[i];
+	}
+	for (i = 0; i < nr_sizes; i++) {
+		for (mode = 1; mode >= 0; mode--) {
+			j = sizes[i];
+			snprintf(key, sizeof(key), "big_%s_%d", mode ? "batch" : "single", j);
+			run_layout(key, (void **)(kps + off), j, mode, false,
+				   (void *)probes[off + j - 1].addr);
+			off += j;
+		}
+	}
+out:
+	vfree(probes);
+	vfree(kps);
+}
+
+static bool kret;
+module_param(kret, bool, 0444);
+
+/* Fresh probes (or kretprobes) at the entries of the first @count functions. */
+static void fill_entry_probes(void **ptrs, void *array, int count)
+{
+	struct kretprobe *rps = array;
+	struct kprobe *probes = array;
+	int i;
+
+	memset(array, 0, array_size(count, kret ? sizeof(*rps) : sizeof(*probes)));
+	for (i = 0; i < count; i++) {
+		if (kret) {
+			rps[i].kp.addr = (kprobe_opcode_t *)bench_entry_fns[i];
+			rps[i].handler = nop_ret;
+			ptrs[i] = &rps[i];
+		} else {
+			probes[i].addr = (kprobe_opcode_t *)bench_entry_fns[i];
+			probes[i].pre_handler = nop_pre;
+			ptrs[i] = &probes[i];
+		}
+	}
+}
+
+static void bench_entries_layout(void)
+{
+	int i, mode, max = 0;
+	void **ptrs, *array;
+	char key[32];
+
+	for (i = 0; i < nr_sizes; i++)
+		max = max(max, sizes[i]);
+	if (!nr_sizes || max > BENCH_ENTRY_FNS)
+		return;
+	ptrs = vzalloc(array_size(max, sizeof(*ptrs)));
+	array = vzalloc(array_size(max, max(sizeof(struct kretprobe),
+					     sizeof(struct kprobe))));
+	if (!ptrs || !array)
+		goto out;
+	/*
+	 * Every run uses the same functions: these probes are never
+	 * optimized, and so leave nothing behind in either kprobes.
+	 */
+	for (i = 0; i < nr_sizes; i++) {
+		for (mode = 1; mode >= 0; mode--) {
+			snprintf(key, sizeof(key), "%s_%s_%d", kret ? "kret" : "entry",
+				 mode ? "batch" : "single", sizes[i]);
+			fill_entry_probes(ptrs, array, sizes[i]);
+			run_layout(key, ptrs, sizes[i], mode, kret, NULL);
+		}
+	}
+out:
+	vfree(ptrs);
+	vfree(array);
+}
+
+static bool opt;
+module_param(opt, bool, 0444);
+
+static const struct {
+	const char *name;
+	unsigned long (*fn)(unsigned long);
+	unsigned int offset;
+	bool optimizable;	/* by either kprobes: no control transfer */
+} bench_kinds[] = {
+	{ "lea", bench_k_lea, 0, true },
+	{ "load", bench_k_load, 0, true },
+	{ "add", bench_k_add, 3, true },
+	{ "push", bench_k_push, 0, true },
+	{ "rip", bench_k_rip, 0, true },
+	{ "jcc", bench_k_jcc, 3, false },
+	{ "call", bench_k_call, 0, false },
+};
+
+static void bench_kind(int i)
+{
+	unsigned long (*fn)(unsigned long) = bench_kinds[i].fn;
+	u64 base = call_cost(fn), cost;
+	struct kprobe kp = {};
+	char key[40];
+
+	kp.addr = (kprobe_opcode_t *)fn + bench_kinds[i].offset;
+	kp.pre_handler = nop_pre;
+	if (opt) {
+		if (!bench_kinds[i].optimizable || register_kprobe(&kp))
+			return;
+		/* Reported only once it runs optimized in this kprobes. */
+		if (wait_cheaper(fn, base, OPTIMIZED_LIMIT)) {
+			snprintf(key, sizeof(key), "kind_%s_optimized", bench_kinds[i].name);
+			report(key, call_cost(fn) - base);
+		}
+		unregister_kprobe(&kp);
+		return;
+	}
+	kp.post_handler = nop_post;
+	if (!register_kprobe(&kp)) {
+		cost = call_cost(fn) - base;
+		snprintf(key, sizeof(key), "kind_%s_post", bench_kinds[i].name);
+		report(key, cost);
+		unregister_kprobe(&kp);
+	}
+	memset(&kp, 0, sizeof(kp));
+	kp.addr = (kprobe_opcode_t *)fn + bench_kinds[i].offset;
+	kp.pre_handler = nop_pre;
+	if (!register_kprobe(&kp)) {
+		call_cost(fn);		/* the first hits ready a boost */
+		cost = call_cost(fn) - base;
+		snprintf(key, sizeof(key), "kind_%s_trap", bench_kinds[i].name);
+		report(key, cost);
+		unregister_kprobe(&kp);
+	}
+}
+
+static void bench_kinds_run(void)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(bench_kinds); i++)
+		bench_kind(i);
+}
+
 /* exp=hold: probes registered at load and unregistered at unload. */
 static struct kprobe *held_probes, **held_kps;
 
@@ -490,6 +807,12 @@ static int __init kprobe_bench_init(void)
 		bench_attach();
 	else if (!strcmp(experiment, "scale"))
 		bench_scale();
+	else if (!strcmp(experiment, "big"))
+		bench_big_layout();
+	else if (!strcmp(experiment, "entries"))
+		bench_entries_layout();
+	else if (!strcmp(experiment, "kinds"))
+		bench_kinds_run();
 	else if (!strcmp(experiment, "hold"))
 		bench_hold();
 	else
