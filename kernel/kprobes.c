@@ -1124,8 +1124,12 @@ static kprobe_opcode_t *resolve_probe_addr(kprobe_opcode_t *addr,
 /*
  * The function around the probe add_probe() is placing, looked up once
  * for the core's checks and the arch's: a module's symbols are searched
- * one by one. Filled by place_probe(), emptied when add_probe() is done
- * with the probe; kprobe_mutex. @modname is empty for vmlinux.
+ * one by one. Filled by place_probe() and kept for the next probes in the
+ * same function (every line of a function probed, say), but only after a
+ * probe in it registered: its text is then the kernel's or a module's,
+ * whose going mark_range_gone() hears of and empties it. Emptied on any
+ * failure (the text may be a BPF program, which goes unannounced).
+ * kprobe_mutex. @modname is empty for vmlinux.
  */
 static struct {
 	unsigned long start;
@@ -1173,12 +1177,16 @@ static int place_probe(struct kprobe *p)
 	char *modname = NULL;
 	bool on_func_entry;
 
-	if (!kallsyms_lookup(addr, &size, &offset, &modname, probed_function.name))
-		return -ENOENT;
-	strscpy(probed_function.modname, modname ?: "", sizeof(probed_function.modname));
-	probed_function.start = addr - offset;
-	probed_function.size = size;
-	where = place_in_function(addr, addr - offset, &on_func_entry);
+	if (addr - probed_function.start >= probed_function.size) {
+		probed_function.size = 0;
+		if (!kallsyms_lookup(addr, &size, &offset, &modname, probed_function.name))
+			return -ENOENT;
+		strscpy(probed_function.modname, modname ?: "",
+			sizeof(probed_function.modname));
+		probed_function.start = addr - offset;
+		probed_function.size = size;
+	}
+	where = place_in_function(addr, probed_function.start, &on_func_entry);
 	if (IS_ERR(where))
 		return PTR_ERR(where);
 	p->addr = where;
@@ -1958,7 +1966,12 @@ static int check_probe_address(struct kprobe *p)
 			      probed_function.modname[0] ? probed_function.modname : NULL) ||
 	    is_preamble_symbol(probed_function.name))
 		return -EINVAL;
-	if (arch_kprobe_may_be_listed_site(addr) &&
+	/*
+	 * ftrace's own site is in none of those tables, and looking walks
+	 * all of each: the bug table costs as much as the rest of
+	 * registering a probe at a function's entry.
+	 */
+	if (ftrace_addr != addr && arch_kprobe_may_be_listed_site(addr) &&
 	    (jump_label_text_reserved(p->addr, p->addr) ||
 	     static_call_text_reserved(p->addr, p->addr) || is_bug_site(addr)))
 		return -EINVAL;
@@ -2513,7 +2526,8 @@ out:
 		p->nhit = NULL;
 	}
 unpin:
-	probed_function.size = 0;
+	if (ret)
+		probed_function.size = 0;
 	if (mod)
 		module_put(mod);
 	return ret;
@@ -3064,6 +3078,7 @@ static void mark_range_gone(unsigned long start, unsigned long end)
 	unsigned int i;
 
 	arch_kprobe_text_gone(start, end);
+	probed_function.size = 0;
 	batch_begin_retired(&b);
 	for (i = 0; i < KPROBE_TABLE_SIZE; i++) {
 		hlist_for_each_entry(site, &kprobe_table[i], hlist) {
