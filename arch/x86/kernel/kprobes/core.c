@@ -802,6 +802,20 @@ static bool continue_without_trap(struct kprobe *p, struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(continue_without_trap);
 
+/*
+ * An emulated instruction needs no second trap: the hit ends here. Out
+ * of line, so that run_probed_insn() stays a leaf on the other paths:
+ * keeping @p and @regs across the emulation made the compiler save
+ * registers on all of them, five instructions on every boosted hit.
+ */
+static noinline void emulate_and_finish(struct kprobe *p, struct pt_regs *regs,
+					struct kprobe_ctlblk *kcb, bool nested)
+{
+	emulate_insn(p, regs);
+	finish_hit(p, regs, kcb, nested);
+}
+NOKPROBE_SYMBOL(emulate_and_finish);
+
 /* Execute the probed instruction: emulate it, or send the CPU to its copy. */
 static void run_probed_insn(struct kprobe *p, struct pt_regs *regs,
 			    struct kprobe_ctlblk *kcb, bool nested)
@@ -817,8 +831,7 @@ static void run_probed_insn(struct kprobe *p, struct pt_regs *regs,
 		return;
 	}
 	if (p->ainsn.kind != KPROBE_INSN_COPY) {
-		emulate_insn(p, regs);
-		finish_hit(p, regs, kcb, nested);
+		emulate_and_finish(p, regs, kcb, nested);
 		return;
 	}
 	kcb->kprobe_status = nested ? KPROBE_REENTER : KPROBE_HIT_SS;
