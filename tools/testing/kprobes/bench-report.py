@@ -98,9 +98,9 @@ def layouts(ours, up, out):
         if not keys:
             continue
         out(title + ": microseconds (virtual) per probe, for N probes registered")
-        out("in batches of up to 1,000 (register_kprobes()) or one at a time; the")
-        out("ratio is of the per-probe costs. A kprobes that ran out of its time")
-        out("budget shows the number of probes it registered (done)")
+        out("in batches (register_kprobes() of 10, 20, 40, ... up to 1,000) or one at")
+        out("a time, until all are registered or 5 s (virtual) have gone; the ratio")
+        out("is of the per-probe costs; done: the probes each kprobes registered")
         out("%-7s %-7s %-11s %9s %9s %8s %7s %7s" % ("N", "how", "", "ours", "upstream",
                                                      "ratio", "done", "done"))
         for k in keys:

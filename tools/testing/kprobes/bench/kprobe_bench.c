@@ -550,13 +550,17 @@ stop:
 
 /*
  * exp=big and exp=entries: probes (or kretprobes, @kret) registered in
- * steps, LAYOUT_STEP per register_kprobes() call when @batched or one
- * register_kprobe() each, until all @n are or budget= seconds (virtual)
- * have gone: the tree's kprobes take seconds per probe on some layouts.
- * Reports <key>_done (probes registered), <key>_register_ns and, for
- * the same probes, <key>_unregister_ns.
+ * steps, one register_kprobes() call per step when @batched (10 probes,
+ * then twice as many each time up to LAYOUT_STEP) or one
+ * register_kprobe() each, until all @n are or layout_budget= seconds
+ * (virtual) have gone: the tree's kprobes take half a second per probe
+ * in the large function (each instruction it decodes looks up the
+ * module's symbols one by one). Reports <key>_done (probes registered),
+ * <key>_register_ns and, for the same probes, <key>_unregister_ns.
  */
 #define LAYOUT_STEP	1000
+static int layout_budget = 5;
+module_param(layout_budget, int, 0444);
 
 static int layout_register(void **probes, int count, bool kret)
 {
@@ -578,11 +582,11 @@ static void layout_unregister(void **probes, int count, bool kret)
 static void run_layout(const char *key, void **probes, int n, bool batched,
 		       bool kret, unsigned long (*wait_fn)(unsigned long))
 {
-	int done = 0, step = batched ? LAYOUT_STEP : 1, count, ret = 0;
+	int done = 0, step = batched ? 10 : 1, count, ret = 0;
 	u64 spent = 0, t0, base = wait_fn ? call_cost(wait_fn) : 0;
 	char name[48];
 
-	while (done < n && spent <= budget * NSEC_PER_SEC) {
+	while (done < n && spent <= layout_budget * NSEC_PER_SEC) {
 		count = min(step, n - done);
 		t0 = ktime_get_ns();
 		ret = layout_register(probes + done, count, kret);
@@ -592,6 +596,8 @@ static void run_layout(const char *key, void **probes, int n, bool batched,
 			break;
 		}
 		done += count;
+		if (batched)
+			step = min(2 * step, LAYOUT_STEP);
 	}
 	/* The optimizer is done when the last probe runs optimized. */
 	if (wait_fn && done)
@@ -602,7 +608,7 @@ static void run_layout(const char *key, void **probes, int n, bool batched,
 	report(name, spent);
 	spent = 0;
 	while (done) {
-		count = min(step, done);
+		count = min(batched ? LAYOUT_STEP : 1, done);
 		t0 = ktime_get_ns();
 		layout_unregister(probes + done - count, count, kret);
 		spent += ktime_get_ns() - t0;
