@@ -22,7 +22,8 @@ if perl "$src/scripts/kernel-doc" -none -Wall $(git ls-files 'kernel/*.c' 'arch/
 fi
 
 echo "== W=1 and sparse"
-objs="kernel/kprobes.o arch/x86/kernel/kprobes/core.o arch/x86/kernel/kprobes/opt.o arch/x86/kernel/kprobes/ftrace.o"
+objs="kernel/kprobes.o arch/x86/kernel/kprobes/core.o arch/x86/kernel/kprobes/funcmap.o
+	arch/x86/kernel/kprobes/opt.o arch/x86/kernel/kprobes/ftrace.o"
 log=$(make -s -C "$src" O="$obj" CC="ccache gcc" W=1 C=2 $objs 2>&1 |
 	grep -E "warning|error" | grep -E "kprobes" )
 if [ -n "$log" ]; then
