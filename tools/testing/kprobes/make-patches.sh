@@ -94,6 +94,11 @@ x86-64:
   int3, with interrupts off, RIP-relative operands fixed up;
 - breakpoint writes are queued with text_poke() and made visible with one
   text_poke_sync() per batch;
+- a function is decoded once for all the probes in it (funcmap.c:
+  instruction starts, landings of jumps and fixups, kept for the 64
+  functions used last and dropped when their text is freed), so that
+  probing every line of a large function costs O(lines + size), not
+  O(lines x size);
 - a fault in a copied instruction is rewound to the original address so
   that its exception-table fixup applies;
 - boosting: once a copy ran cleanly, hits without a post_handler run a
