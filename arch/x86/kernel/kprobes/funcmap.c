@@ -277,11 +277,9 @@ static struct func_map *func_map_of(unsigned long addr)
 	map = decode_function(start, size);
 	if (IS_ERR(map))
 		return map;
-	if (map->decoded < size && is_debugger_break(start + map->decoded)) {
-		unkept_map = map;
-		return map;
-	}
-	if (!text_tells_when_gone(start)) {
+	/* A debugger's break goes away unannounced, as such text does. */
+	if ((map->decoded < size && is_debugger_break(start + map->decoded)) ||
+	    !text_tells_when_gone(start)) {
 		unkept_map = map;
 		return map;
 	}
