@@ -100,6 +100,7 @@
 #include <linux/export.h>
 #include <linux/kallsyms.h>
 #include <linux/seq_file.h>
+#include <linux/seq_buf.h>
 #include <linux/debugfs.h>
 #include <linux/sysctl.h>
 #include <linux/memory.h>
@@ -134,6 +135,19 @@ static bool kprobes_all_disarmed;
 
 /* Set by init_kprobes(); until then registration is refused. */
 static bool kprobes_initialized;
+
+/*
+ * The rule that refused the last probe point or optimization looked at:
+ * a string constant, for the query file. Under kprobe_mutex.
+ */
+static const char *refusal_rule;
+
+int kprobe_refuse(int err, const char *rule)
+{
+	lockdep_assert_held(&kprobe_mutex);
+	refusal_rule = rule;
+	return err;
+}
 
 /*
  * current_kprobe and kprobe_ctlblk are the arch's (each arch defines
@@ -922,18 +936,28 @@ static int order_ulong(unsigned long x, unsigned long y)
 	return x < y ? -1 : x > y;
 }
 
-/* Is @addr in one of the blacklisted ranges? */
-static bool in_blacklisted_range(unsigned long addr)
+/*
+ * The blacklist entry holding @addr, or NULL. The entries are freed only
+ * with their module's text, under kprobe_mutex: hold it, or RCU.
+ */
+static struct kprobe_blacklist_entry *blacklist_entry_of(unsigned long addr)
 {
 	struct kprobe_blacklist_entry *ent;
 
+	list_for_each_entry_rcu(ent, &kprobe_blacklist, list,
+				lockdep_is_held(&kprobe_mutex))
+		if (addr - ent->start_addr < ent->end_addr - ent->start_addr)
+			return ent;
+	return NULL;
+}
+
+/* Is @addr in one of the blacklisted ranges? */
+static bool in_blacklisted_range(unsigned long addr)
+{
 	if (arch_within_kprobe_blacklist(addr))
 		return true;
 	guard(rcu)();
-	list_for_each_entry_rcu(ent, &kprobe_blacklist, list)
-		if (addr - ent->start_addr < ent->end_addr - ent->start_addr)
-			return true;
-	return false;
+	return blacklist_entry_of(addr);
 }
 
 /*
@@ -1190,7 +1214,7 @@ static int place_probe(struct kprobe *p)
 	if (addr - probed_function.start >= probed_function.size) {
 		probed_function.size = 0;
 		if (!kallsyms_lookup(addr, &size, &offset, &modname, probed_function.name))
-			return -ENOENT;
+			return kprobe_refuse(-ENOENT, "in no function kallsyms knows");
 		strscpy(probed_function.modname, modname ?: "",
 			sizeof(probed_function.modname));
 		probed_function.start = addr - offset;
@@ -1198,7 +1222,7 @@ static int place_probe(struct kprobe *p)
 	}
 	where = place_in_function(addr, probed_function.start, &on_func_entry);
 	if (IS_ERR(where))
-		return PTR_ERR(where);
+		return kprobe_refuse(PTR_ERR(where), "the arch places no probe there");
 	p->addr = where;
 	if (on_func_entry)
 		p->flags |= KPROBE_FLAG_ON_FUNC_ENTRY;
@@ -1612,16 +1636,25 @@ struct optimized_kprobe *kprobe_detour_site(struct kprobe *p)
 /* Instructions after a site that a jump there may cover, in opcode units. */
 #define OPTIMIZED_SPAN	(MAX_OPTIMIZED_LENGTH / sizeof(kprobe_opcode_t))
 
-/* Does another probe sit inside the region the site's jump would cover? */
-static bool region_has_probe(struct kprobe *site)
+/* The first probe inside the region @op's jump would cover, or NULL. */
+static struct kprobe *region_probe(struct optimized_kprobe *op)
 {
+	struct kprobe *p;
 	size_t i;
 
-	for (i = 1; i < OPTIMIZED_SPAN; i++)
-		if (arch_within_optimized_kprobe(to_op(site), site->addr + i) &&
-		    get_kprobe(site->addr + i))
-			return true;
-	return false;
+	for (i = 1; i < OPTIMIZED_SPAN; i++) {
+		if (!arch_within_optimized_kprobe(op, op->kp.addr + i))
+			continue;
+		p = get_kprobe(op->kp.addr + i);
+		if (p)
+			return p;
+	}
+	return NULL;
+}
+
+static bool region_has_probe(struct kprobe *site)
+{
+	return region_probe(to_op(site));
 }
 
 #ifndef arch_kprobe_queue_optimize
@@ -1697,10 +1730,21 @@ static bool site_check_optimizable(struct kprobe *site, bool armed)
 	return may && !blocked;
 }
 
+/*
+ * Build @op's detour buffer, if the arch can reach @p's site by a jump:
+ * the decision for registering and for the query file.
+ */
+static int prepare_detour(struct optimized_kprobe *op, struct kprobe *p)
+{
+	if (kprobe_ftrace(p))
+		return kprobe_refuse(-EINVAL, "ftrace's site: it makes a call already");
+	return arch_prepare_optimized_kprobe(op, p);
+}
+
 /* Give an aggregate site a detour buffer, if the arch can reach it by a jump. */
 static bool site_prepare_detour(struct kprobe *site, struct kprobe *p)
 {
-	return !kprobe_ftrace(site) && !arch_prepare_optimized_kprobe(to_op(site), p);
+	return !prepare_detour(to_op(site), p);
 }
 
 static void site_remove_detour(struct kprobe *site)
@@ -1891,7 +1935,7 @@ static int pin_probed_module(unsigned long addr, struct module **probed_mod)
 	if (mod && !try_module_get(mod)) {
 		/* Its refcount is dead: the module is being unloaded. */
 		preempt_enable();
-		return -ENOENT;
+		return kprobe_refuse(-ENOENT, "the module is going");
 	}
 	preempt_enable();
 	if (!mod)
@@ -1901,7 +1945,8 @@ static int pin_probed_module(unsigned long addr, struct module **probed_mod)
 	if (mod->state == MODULE_STATE_GOING ||
 	    (within_module_init(addr, mod) && mod->state != MODULE_STATE_COMING)) {
 		module_put(mod);
-		return -ENOENT;
+		return kprobe_refuse(-ENOENT,
+				     "the module is going, or this is its freed init text");
 	}
 	*probed_mod = mod;
 	return 0;
@@ -1921,7 +1966,7 @@ static int pin_probed_text(unsigned long addr, struct module **probed_mod)
 {
 	*probed_mod = NULL;
 	if (!core_kernel_text(addr) && !is_module_text_address(addr))
-		return -EINVAL;
+		return kprobe_refuse(-EINVAL, "not kernel or module text");
 	return pin_probed_module(addr, probed_mod);
 }
 
@@ -1934,6 +1979,12 @@ static int pin_probed_text(unsigned long addr, struct module **probed_mod)
 bool __weak arch_kprobe_may_be_listed_site(unsigned long addr)
 {
 	return true;
+}
+
+bool __weak arch_kprobe_boostable(struct kprobe *p, const char **why)
+{
+	*why = "not on this architecture";
+	return false;
 }
 
 /*
@@ -1966,26 +2017,61 @@ static int check_probe_address(struct kprobe *p)
 	ftrace_addr = ftrace_location(addr);
 	if (ftrace_addr == addr) {
 		if (!IS_ENABLED(CONFIG_KPROBES_ON_FTRACE))
-			return -EINVAL;
+			return kprobe_refuse(-EINVAL,
+					     "ftrace's call site, without KPROBES_ON_FTRACE");
 		p->flags |= KPROBE_FLAG_FTRACE;
 	}
 
 	/* The symbol place_probe() found: @addr is in it. */
-	if (in_blacklisted_range(addr) ||
-	    blacklisted_piece(addr, probed_function.name,
-			      probed_function.modname[0] ? probed_function.modname : NULL) ||
-	    is_preamble_symbol(probed_function.name))
-		return -EINVAL;
+	if (in_blacklisted_range(addr))
+		return kprobe_refuse(-EINVAL, "blacklisted");
+	if (blacklisted_piece(addr, probed_function.name,
+			      probed_function.modname[0] ? probed_function.modname : NULL))
+		return kprobe_refuse(-EINVAL,
+				     "a piece (.cold, .part, ...) of a blacklisted function");
+	if (is_preamble_symbol(probed_function.name))
+		return kprobe_refuse(-EINVAL, "a function's preamble (__pfx_, __cfi_)");
 	/*
 	 * ftrace's own site is in none of those tables, and looking walks
 	 * all of each: the bug table costs as much as the rest of
 	 * registering a probe at a function's entry.
 	 */
-	if (ftrace_addr != addr && arch_kprobe_may_be_listed_site(addr) &&
-	    (jump_label_text_reserved(p->addr, p->addr) ||
-	     static_call_text_reserved(p->addr, p->addr) || is_bug_site(addr)))
-		return -EINVAL;
+	if (ftrace_addr == addr || !arch_kprobe_may_be_listed_site(addr))
+		return 0;
+	if (jump_label_text_reserved(p->addr, p->addr))
+		return kprobe_refuse(-EINVAL, "a jump label site");
+	if (static_call_text_reserved(p->addr, p->addr))
+		return kprobe_refuse(-EINVAL, "a static call site");
+	if (is_bug_site(addr))
+		return kprobe_refuse(-EINVAL, "a BUG() or WARN() site");
 	return 0;
+}
+
+/*
+ * Every check of the probe point @p->addr (resolved) that needs no arch
+ * state, in the order of the tree's, which decides the error code for an
+ * address that fails several. Moves @p->addr as the arch wants it, sets
+ * @site to the site already there, if any, and pins the text's module in
+ * @mod. The one decision function for registering and for the query
+ * file, so that they cannot disagree. kprobe_mutex and the text locks.
+ */
+static bool is_registered(struct kprobe *p, struct kprobe **site_out);
+
+static int check_probe_point(struct kprobe *p, struct kprobe **site,
+			     struct module **mod)
+{
+	int ret;
+
+	*mod = NULL;
+	ret = place_probe(p);
+	if (ret)
+		return ret;
+	if (is_registered(p, site))
+		return kprobe_refuse(-EINVAL, "this probe is registered already");
+	ret = pin_probed_text((unsigned long)p->addr, mod);
+	if (ret)
+		return ret;
+	return check_probe_address(p);
 }
 
 static int prepare_site(struct kprobe *p)
@@ -2469,14 +2555,7 @@ static int add_probe(struct kprobe_batch *b, struct kprobe *p)
 	struct kprobe *site;
 	int ret;
 
-	/* In the order of the tree's checks, which decides the error code. */
-	ret = place_probe(p);
-	if (!ret && is_registered(p, &site))
-		ret = -EINVAL;
-	if (!ret)
-		ret = pin_probed_text((unsigned long)p->addr, &mod);
-	if (!ret)
-		ret = check_probe_address(p);
+	ret = check_probe_point(p, &site, &mod);
 	if (ret)
 		goto unpin;	/* p->nhit may be a registered probe's: keep it */
 
@@ -4037,6 +4116,205 @@ static const struct seq_operations kprobe_blacklist_sops = {
 };
 DEFINE_SEQ_ATTRIBUTE(kprobe_blacklist);
 
+/*
+ * /sys/kernel/debug/kprobes/query: write a probe point ("SYMBOL",
+ * "SYMBOL+OFFSET", "MODULE:SYMBOL+OFFSET" or a hexadecimal address) and
+ * read back what registering a kprobe there would do, without
+ * registering one: where the probe would go, and whether it would be
+ * accepted, boosted, optimized, each "no" with the rule that said it.
+ * The answer comes from the checks registering makes (check_probe_point(),
+ * prepare_site(), prepare_detour()), run on a probe that is prepared and
+ * released again, never listed nor armed. The file holds the answer to
+ * the last query written to it; see Documentation/trace/kprobes.rst for
+ * the format.
+ */
+#define QUERY_ANSWER_SIZE	1024
+
+/* The last answer; query_lock guards it. */
+static DEFINE_MUTEX(query_lock);
+static char query_text[QUERY_ANSWER_SIZE];
+static struct seq_buf query_answer;
+
+/* One line "@what: yes", or "@what: no: <rule> (<error>)" for a non-zero @err. */
+static void query_say(struct seq_buf *s, const char *what, int err)
+{
+	if (!err)
+		seq_buf_printf(s, "%s: yes\n", what);
+	else
+		seq_buf_printf(s, "%s: no: %s (%pe)\n", what,
+			       refusal_rule ?: "refused by the arch", ERR_PTR(err));
+}
+
+static void query_say_blacklist(struct seq_buf *s, unsigned long addr)
+{
+	struct kprobe_blacklist_entry *ent = blacklist_entry_of(addr);
+
+	if (ent)
+		seq_buf_printf(s, "blacklisted: %ps, %lu bytes\n",
+			       (void *)ent->start_addr, ent->end_addr - ent->start_addr);
+	else if (arch_within_kprobe_blacklist(addr))
+		seq_buf_puts(s, "blacklisted: by the arch\n");
+}
+
+#ifdef CONFIG_OPTPROBES
+static void query_optimization(struct seq_buf *s, struct kprobe *p)
+{
+	struct optimized_kprobe *op;
+	struct kprobe *inside;
+	int ret;
+
+	if (!kprobes_optimization) {
+		seq_buf_puts(s, "optimize: no: debug.kprobes-optimization is 0\n");
+		return;
+	}
+	op = kzalloc(sizeof(*op), GFP_KERNEL);
+	if (!op) {
+		query_say(s, "optimize", kprobe_refuse(-ENOMEM, "out of memory"));
+		return;
+	}
+	op->kp.addr = p->addr;
+	INIT_LIST_HEAD(&op->list);
+	refusal_rule = NULL;
+	ret = prepare_detour(op, p);
+	query_say(s, "optimize", ret);
+	if (!ret) {
+		inside = region_probe(op);
+		if (inside)
+			seq_buf_printf(s, "optimize: not while %pS is probed too\n",
+				       inside->addr);
+		arch_remove_optimized_kprobe(op);
+	}
+	kfree(op);
+}
+#else
+static void query_optimization(struct seq_buf *s, struct kprobe *p)
+{
+	seq_buf_puts(s, "optimize: no: not built with CONFIG_OPTPROBES\n");
+}
+#endif
+
+/* The verdicts for the probe point @addr, or @sym + @offset, into @s. */
+static void query_probe_point(struct seq_buf *s, kprobe_opcode_t *addr,
+			      const char *sym, unsigned long offset)
+{
+	struct module *mod = NULL;
+	const char *why = NULL;
+	struct kprobe *p, *site;
+	bool boostable;
+	int ret;
+
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p) {
+		seq_buf_puts(s, "probe: no: out of memory\n");
+		return;
+	}
+	guard(mutex)(&kprobe_mutex);
+	kprobes_lock_text();
+	refusal_rule = NULL;
+	addr = probe_target(addr, sym, offset);
+	if (IS_ERR(addr)) {
+		query_say(s, "probe", kprobe_refuse(PTR_ERR(addr), "no such symbol"));
+		goto unlock;
+	}
+	seq_buf_printf(s, "asked: %pS\n", addr);
+	p->addr = addr;
+	ret = check_probe_point(p, &site, &mod);
+	if (p->addr != addr)
+		seq_buf_printf(s, "placed: %pS\n", p->addr);
+	if (!ret)
+		ret = prepare_site(p);
+	query_say(s, "probe", ret);
+	if (ret) {
+		if (refusal_rule && !strcmp(refusal_rule, "blacklisted"))
+			query_say_blacklist(s, (unsigned long)p->addr);
+		goto unpin;
+	}
+	seq_buf_printf(s, "entry: %s\n", p->flags & KPROBE_FLAG_ON_FUNC_ENTRY ? "yes" : "no");
+	seq_buf_printf(s, "ftrace: %s\n", kprobe_ftrace(p) ? "yes" : "no");
+	if (site)
+		seq_buf_printf(s, "registered: %s\n",
+			       kprobe_is_aggr(site) ? "several probes" : "one probe");
+	if (!kprobe_ftrace(p)) {
+		boostable = arch_kprobe_boostable(p, &why);
+		seq_buf_printf(s, "boost: %s%s%s\n", boostable ? "yes" : "no",
+			       why ? ": " : "", why ?: "");
+	}
+	query_optimization(s, p);
+	if (!kprobe_ftrace(p))
+		arch_remove_kprobe(p);
+unpin:
+	if (mod)
+		module_put(mod);
+	probed_function.size = 0;
+unlock:
+	kprobes_unlock_text();
+	kfree(p);
+}
+
+/* Parse "SYMBOL[+OFFSET]", "MODULE:SYMBOL[+OFFSET]" or an address. */
+static int query_parse(char *in, kprobe_opcode_t **addr, const char **sym,
+		       unsigned long *offset)
+{
+	unsigned long value;
+	char *plus;
+
+	*addr = NULL;
+	*sym = NULL;
+	*offset = 0;
+	if (!kstrtoul(in, 16, &value)) {
+		*addr = (kprobe_opcode_t *)value;
+		return *addr ? 0 : -EINVAL;
+	}
+	plus = strchr(in, '+');
+	if (plus) {
+		*plus = '\0';
+		if (kstrtoul(plus + 1, 0, offset))
+			return -EINVAL;
+	}
+	if (!*in)
+		return -EINVAL;
+	*sym = in;
+	return 0;
+}
+
+static ssize_t query_write(struct file *file, const char __user *ubuf,
+			   size_t count, loff_t *ppos)
+{
+	kprobe_opcode_t *addr;
+	unsigned long offset;
+	const char *sym;
+	char *in;
+	int ret;
+
+	if (count >= KSYM_NAME_LEN + MODULE_NAME_LEN + 32)
+		return -E2BIG;
+	in = memdup_user_nul(ubuf, count);
+	if (IS_ERR(in))
+		return PTR_ERR(in);
+	ret = query_parse(strim(in), &addr, &sym, &offset);
+	if (!ret) {
+		guard(mutex)(&query_lock);
+		seq_buf_init(&query_answer, query_text, sizeof(query_text));
+		query_probe_point(&query_answer, addr, sym, offset);
+	}
+	kfree(in);
+	return ret ?: count;
+}
+
+static ssize_t query_read(struct file *file, char __user *ubuf, size_t count,
+			  loff_t *ppos)
+{
+	guard(mutex)(&query_lock);
+	return simple_read_from_buffer(ubuf, count, ppos, query_text,
+				       seq_buf_used(&query_answer));
+}
+
+static const struct file_operations kprobes_query_fops = {
+	.read		= query_read,
+	.write		= query_write,
+	.llseek		= default_llseek,
+};
+
 static int __init kprobes_debugfs_init(void)
 {
 	struct dentry *dir = debugfs_create_dir("kprobes", NULL);
@@ -4045,6 +4323,7 @@ static int __init kprobes_debugfs_init(void)
 	debugfs_create_file("enabled", 0600, dir, NULL, &kprobes_enabled_fops);
 	debugfs_create_file("blacklist", 0400, dir, NULL, &kprobe_blacklist_fops);
 	debugfs_create_file("stats", 0400, dir, &stats_view, &kprobes_probes_fops);
+	debugfs_create_file("query", 0600, dir, NULL, &kprobes_query_fops);
 	return 0;
 }
 late_initcall(kprobes_debugfs_init);

@@ -133,6 +133,15 @@ bool arch_kprobe_may_be_listed_site(unsigned long addr);
 void arch_kprobe_text_gone(unsigned long start, unsigned long end);
 
 /*
+ * For /sys/kernel/debug/kprobes/query, on a probe that
+ * arch_prepare_kprobe() accepted: may its hits run the probed
+ * instruction without a second trap (a boosted copy, or emulation)? Set
+ * *@why to the rule that decided, or leave it NULL. kprobe_mutex held.
+ * Default: false, "not on this architecture".
+ */
+bool arch_kprobe_boostable(struct kprobe *p, const char **why);
+
+/*
  * The address of a symbol to probe, for arches whose symbols need more
  * than kallsyms_lookup_name() (function descriptors, dot symbols). Any
  * process context. Default: kallsyms_lookup_name().
@@ -369,6 +378,14 @@ int aggr_run_pre_handlers(struct kprobe *site, struct pt_regs *regs);
  */
 void kprobe_busy_begin(void);
 void kprobe_busy_end(void);
+
+/*
+ * Return @err, and remember @rule (a string constant naming the rule that
+ * refused a probe point, or its optimization) for the query file.
+ * kprobe_mutex held: call it from arch_prepare_kprobe() and
+ * arch_prepare_optimized_kprobe(), where they refuse.
+ */
+int kprobe_refuse(int err, const char *rule);
 
 /* The function around @addr: true and its bounds, or false when none. */
 bool kprobe_function_bounds(unsigned long addr, unsigned long *start,
