@@ -196,7 +196,43 @@ unsigned long kpt_fault_load(unsigned long addr); /* load at +7, fixup */
 void kpt_unsupported(void);
 STACK_FRAME_NON_STANDARD(kpt_unsupported);
 unsigned long kpt_opt(unsigned long x);	/* x + 6; optimizable at +0, covers +3 */
-unsigned long kpt_inc(unsigned long x);	/* x + 1; add at +3 boostable, not optimizable */
+/* x + 1; inc at +3 boostable, not optimizable (the region would run past the end) */
+unsigned long kpt_inc(unsigned long x);
+/*
+ * Regions with a branch, which the detour rewrites (see opt.c):
+ * kpt_opt_jcc: x ? x + 3 : 7; test at +0, jz at +2, lea at +4, ret at +8.
+ * kpt_opt_call: 2 * x + 1; push, mov, then a call of kpt_add1 at +4.
+ * kpt_opt_tail: x + 3; lea at +0, then a jump to kpt_add1 at +4, the end.
+ * kpt_opt_ret: (u32)x + 1; mov at +0, inc at +2, ret at +4, the end.
+ */
+unsigned long kpt_add1(unsigned long x);
+unsigned long kpt_opt_jcc(unsigned long x);
+unsigned long kpt_opt_call(unsigned long x);
+unsigned long kpt_opt_tail(unsigned long x);
+unsigned long kpt_opt_ret(unsigned long x);
+/*
+ * kpt_opt_callmem: 2 * x + 1; push, mov, then call *kpt_add1_ptr(%rip)
+ * at +4. kpt_opt_tailind: x + 3; mov at +0, add at +3, then
+ * jmp *kpt_add1_ptr(%rip) at +7, the end.
+ */
+unsigned long kpt_opt_callmem(unsigned long x);
+unsigned long kpt_opt_tailind(unsigned long x);
+/*
+ * Padding after the last instruction that runs, as alternatives leave
+ * it: kpt_opt_retpad: (u32)x + 1; inc at +0, then "ret; int3; int3; int3"
+ * at +2. kpt_opt_callpad: fn(x); push at +0, call *%rsi at +1, then a
+ * three-byte nop that the call returns to.
+ */
+unsigned long kpt_opt_retpad(unsigned long x);
+unsigned long kpt_opt_callpad(unsigned long x, unsigned long (*fn)(unsigned long));
+
+/* Called through a pointer: a C function, with its ENDBR under IBT. */
+static noinline unsigned long kpt_c_add1(unsigned long x)
+{
+	return x + 1;
+}
+
+static unsigned long (*kpt_add1_ptr)(unsigned long) __used = kpt_c_add1;
 /*
  * OPT_BATCH five-byte adds from +2; returns OPT_MANY_SUM. More than the
  * one chunk (RETIRE_CHUNK, 256) unregistering surely retires itself:
@@ -338,9 +374,76 @@ asm(
 
 	KPT_FUNC(kpt_inc)
 	"	movq %rdi, %rax\n"
-	"	addq $1, %rax\n"
+	"	incq %rax\n"
 	KPT_RET
 	KPT_END(kpt_inc)
+
+	KPT_FUNC(kpt_add1)
+	"	leaq 1(%rdi), %rax\n"
+	KPT_RET
+	KPT_END(kpt_add1)
+
+	KPT_FUNC(kpt_opt_jcc)
+	"	testl %edi, %edi\n"
+	"	jz 1f\n"
+	"	leaq 3(%rdi), %rax\n"
+	KPT_RET
+	"1:	movl $7, %eax\n"
+	KPT_RET
+	KPT_END(kpt_opt_jcc)
+
+	KPT_FUNC(kpt_opt_call)
+	"	pushq %rbx\n"
+	"	movq %rdi, %rbx\n"
+	"	call kpt_add1\n"
+	"	addq %rbx, %rax\n"
+	"	popq %rbx\n"
+	KPT_RET
+	KPT_END(kpt_opt_call)
+
+	KPT_FUNC(kpt_opt_tail)
+	"	leaq 2(%rdi), %rdi\n"
+	"	jmp kpt_add1\n"
+	KPT_END(kpt_opt_tail)
+
+	KPT_FUNC(kpt_opt_callmem)
+	"	pushq %rbx\n"
+	"	movq %rdi, %rbx\n"
+	ANNOTATE_RETPOLINE_SAFE
+	"	call *kpt_add1_ptr(%rip)\n"
+	"	addq %rbx, %rax\n"
+	"	popq %rbx\n"
+	KPT_RET
+	KPT_END(kpt_opt_callmem)
+
+	KPT_FUNC(kpt_opt_tailind)
+	"	movq %rdi, %rax\n"
+	"	addq $2, %rdi\n"
+	ANNOTATE_RETPOLINE_SAFE
+	"	jmp *kpt_add1_ptr(%rip)\n"
+	KPT_END(kpt_opt_tailind)
+
+	KPT_FUNC(kpt_opt_retpad)
+	"	movl %edi, %eax\n"
+	"	incl %eax\n"
+	KPT_RET
+	"	int3\n	int3\n	int3\n"
+	KPT_END(kpt_opt_retpad)
+
+	KPT_FUNC(kpt_opt_callpad)
+	"	pushq %rbx\n"
+	ANNOTATE_RETPOLINE_SAFE
+	"	call *%rsi\n"
+	"	nopl (%rax)\n"
+	"	popq %rbx\n"
+	KPT_RET
+	KPT_END(kpt_opt_callpad)
+
+	KPT_FUNC(kpt_opt_ret)
+	"	movl %edi, %eax\n"
+	"	incl %eax\n"
+	KPT_RET
+	KPT_END(kpt_opt_ret)
 
 	KPT_FUNC(kpt_opt)
 	"	movq %rdi, %rax\n"
@@ -2907,6 +3010,169 @@ static void test_jump_label_into_region(struct kunit *test)
 #endif
 }
 
+/*
+ * Optimize the site at @addr, take the jump out and put it back, three
+ * times, while a thread calls @fn on another CPU and this one calls it
+ * too: every hit counted, every result right.
+ */
+static void optimize_under_hits(struct kunit *test, void *addr, u32 (*fn)(u32))
+{
+	struct task_struct *hammer;
+	int i, before, optimized = 0;
+	struct kprobe kp;
+
+	hammer = start_hammer_on(test, fn);
+	for (i = 0; i < 3; i++) {
+		init_probe(&kp, addr, NULL, 0, count_pre_quiet, NULL);
+		KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+		wait_for_kprobe_optimizer();
+		optimized += site_optimized(addr);
+		before = atomic_read(&pre_hits);
+		KUNIT_EXPECT_EQ(test, fn(rand1), hammer_expect);
+		KUNIT_EXPECT_TRUE(test, wait_for_hit(&pre_hits, before + 1));
+
+		KUNIT_EXPECT_EQ(test, 0, disable_kprobe(&kp));
+		KUNIT_EXPECT_EQ(test, fn(rand1), hammer_expect);
+		KUNIT_EXPECT_EQ(test, 0, enable_kprobe(&kp));
+		wait_for_kprobe_optimizer();
+		optimized += site_optimized(addr);
+		before = atomic_read(&pre_hits);
+		KUNIT_EXPECT_EQ(test, fn(rand1), hammer_expect);
+		KUNIT_EXPECT_TRUE(test, wait_for_hit(&pre_hits, before + 1));
+		unregister_kprobe(&kp);
+	}
+	stop_hammer(hammer);
+	KUNIT_EXPECT_EQ(test, optimized, 6);
+	KUNIT_EXPECT_EQ(test, atomic_read(&hammer_wrong), 0);
+	KUNIT_EXPECT_NULL(test, probe_at(addr));
+}
+
+static u32 call_kpt_opt_jcc(u32 v)
+{
+	return kpt_opt_jcc(v) + kpt_opt_jcc(0);
+}
+
+/* A jcc in the region, in the middle (probe at +0) and first (at +2). */
+static void test_optimized_region_jcc(struct kunit *test)
+{
+	optimize_under_hits(test, kpt_opt_jcc, call_kpt_opt_jcc);
+	optimize_under_hits(test, insn_at(kpt_opt_jcc, 2), call_kpt_opt_jcc);
+}
+
+static u32 call_kpt_opt_call(u32 v)
+{
+	return kpt_opt_call(v);
+}
+
+static int callee_return_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	/* The callee returns to the text after the call, not to the detour. */
+	HANDLER_CHECK(*(unsigned long *)regs->sp == (unsigned long)insn_at(kpt_opt_call, 9));
+	atomic_inc(&pre2_hits);
+	return 0;
+}
+
+/* A call as the region's last instruction: a push and a jump in the detour. */
+static void test_optimized_region_call(struct kunit *test)
+{
+	struct kprobe callee;
+
+	init_probe(&callee, kpt_add1, NULL, 0, callee_return_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&callee));
+	optimize_under_hits(test, kpt_opt_call, call_kpt_opt_call);
+	unregister_kprobe(&callee);
+	KUNIT_EXPECT_GT(test, atomic_read(&pre2_hits), 0);
+}
+
+static u32 call_kpt_opt_callmem(u32 v)
+{
+	return kpt_opt_callmem(v);
+}
+
+static int callee_return_mem_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	HANDLER_CHECK(*(unsigned long *)regs->sp ==
+		      (unsigned long)insn_at(kpt_opt_callmem, 10));
+	atomic_inc(&pre2_hits);
+	return 0;
+}
+
+/*
+ * An indirect call, RIP-relative, as the last instruction: a push and a
+ * jmp through the same operand, displacement fixed up.
+ */
+static void test_optimized_region_indirect_call(struct kunit *test)
+{
+	struct kprobe callee;
+
+	init_probe(&callee, kpt_c_add1, NULL, 0, callee_return_mem_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&callee));
+	optimize_under_hits(test, kpt_opt_callmem, call_kpt_opt_callmem);
+	unregister_kprobe(&callee);
+	KUNIT_EXPECT_GT(test, atomic_read(&pre2_hits), 0);
+}
+
+static u32 call_kpt_opt_tailind(u32 v)
+{
+	return kpt_opt_tailind(v);
+}
+
+/*
+ * A function with an indirect jmp (a tail call): with IBT it may only
+ * land on an ENDBR, and the kernel has no jump tables, so the function's
+ * regions stay optimizable, the jmp itself copied as the last
+ * instruction of one; without IBT it could be a jump table, and nothing
+ * in the function is optimized.
+ */
+static void test_optimized_indirect_tail_call(struct kunit *test)
+{
+	if (!IS_ENABLED(CONFIG_X86_KERNEL_IBT)) {
+		KUNIT_EXPECT_FALSE(test, optimizes(test, kpt_opt_tailind));
+		KUNIT_EXPECT_EQ(test, kpt_opt_tailind(4), 7UL);
+		return;
+	}
+	optimize_under_hits(test, kpt_opt_tailind, call_kpt_opt_tailind);
+	optimize_under_hits(test, insn_at(kpt_opt_tailind, 3), call_kpt_opt_tailind);
+}
+
+static u32 call_kpt_opt_retpad(u32 v)
+{
+	return kpt_opt_retpad(v) + kpt_opt_callpad(v, kpt_c_add1);
+}
+
+/*
+ * Padding after the last instruction that runs fills the region: int3s
+ * after a ret (nothing reaches them), a nop after a call (the call
+ * returns past it, to the end of the region).
+ */
+static void test_optimized_region_padding(struct kunit *test)
+{
+	optimize_under_hits(test, kpt_opt_retpad, call_kpt_opt_retpad);
+	optimize_under_hits(test, kpt_opt_callpad, call_kpt_opt_retpad);
+}
+
+static u32 call_kpt_opt_tail(u32 v)
+{
+	return kpt_opt_tail(v);
+}
+
+/* A jmp as the last instruction, at the function's end (a tail call). */
+static void test_optimized_region_tail_jmp(struct kunit *test)
+{
+	optimize_under_hits(test, kpt_opt_tail, call_kpt_opt_tail);
+}
+
+static u32 call_kpt_opt_ret(u32 v)
+{
+	return kpt_opt_ret(v);
+}
+
+/* A ret as the last instruction, at the function's end. */
+static void test_optimized_region_ret(struct kunit *test)
+{
+	optimize_under_hits(test, kpt_opt_ret, call_kpt_opt_ret);
+}
+
 static int check_ac_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	HANDLER_CHECK(regs->flags & X86_EFLAGS_AC);
@@ -3222,6 +3488,13 @@ static struct kunit_case kprobes_testcases[] = {
 #ifdef CONFIG_OPTPROBES
 	KUNIT_CASE(test_optimizer_function_checks),
 	KUNIT_CASE(test_jump_label_into_region),
+	KUNIT_CASE(test_optimized_region_jcc),
+	KUNIT_CASE(test_optimized_region_call),
+	KUNIT_CASE(test_optimized_region_tail_jmp),
+	KUNIT_CASE(test_optimized_region_ret),
+	KUNIT_CASE(test_optimized_region_padding),
+	KUNIT_CASE(test_optimized_region_indirect_call),
+	KUNIT_CASE(test_optimized_indirect_tail_call),
 	KUNIT_CASE(test_optimized_clac),
 	KUNIT_CASE(test_optimized_freed_after_tasks_gp),
 	KUNIT_CASE(test_optimized_nested_hit),

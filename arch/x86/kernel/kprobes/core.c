@@ -413,11 +413,12 @@ static bool twobyte_boostable(u8 op2)
 
 /*
  * May hits run the copy of @insn (at @addr) without trapping after it?
- * Only instructions the core copies get here: every control transfer is
- * emulated instead, so the copy's effect depends on where it runs only
- * through a RIP-relative operand, which the copy has fixed up.
+ * Return NULL when they may, or the rule that says no. Only instructions
+ * the core copies get here: every control transfer is emulated instead,
+ * so the copy's effect depends on where it runs only through a
+ * RIP-relative operand, which the copy has fixed up.
  */
-static bool can_boost(struct insn *insn, unsigned long addr)
+static const char *boost_refusal(struct insn *insn, unsigned long addr)
 {
 	/*
 	 * A task interrupted in a boosted copy is not in a probe hit. On a
@@ -425,14 +426,14 @@ static bool can_boost(struct insn *insn, unsigned long addr)
 	 * can tell when no task is left inside the slot.
 	 */
 	if (IS_ENABLED(CONFIG_PREEMPTION) && !IS_ENABLED(CONFIG_TASKS_RCU))
-		return false;
+		return "a preemptible kernel without TASKS_RCU";
 	/* The boosted copy and its jump back share half a slot. */
 	if (insn->length > KPROBE_SLOT_SIZE - KPROBE_BOOST_OFFSET - JMP32_INSN_SIZE)
-		return false;
+		return "instruction too long for the boosted copy";
 	/* 0f xx as the tree decides; 0f 38 xx and 0f 3a xx never. */
 	if (insn->opcode.nbytes == 3 ||
 	    (insn->opcode.nbytes == 2 && !twobyte_boostable(insn->opcode.bytes[1])))
-		return false;
+		return "a two- or three-byte opcode with effects beyond its operands";
 	/*
 	 * An instruction with an exception-table entry is expected to
 	 * fault. A fault in the boosted copy happens outside the probe hit
@@ -440,8 +441,8 @@ static bool can_boost(struct insn *insn, unsigned long addr)
 	 * copy rewinds such a fault to the original address instead.
 	 */
 	if (search_exception_tables(addr))
-		return false;
-	return true;
+		return "the instruction has an exception-table entry";
+	return NULL;
 }
 
 /*
@@ -480,11 +481,11 @@ static int fill_slot(struct kprobe *p, struct insn *insn, const u8 *buf)
 
 	slot = get_insn_slot();
 	if (!slot)
-		return -ENOMEM;
+		return kprobe_refuse(-ENOMEM, "no instruction slot");
 
 	memset(image, INT3_INSN_OPCODE, sizeof(image));
 	ret = kprobe_copy_insn(image, insn, buf, addr, (unsigned long)slot);
-	if (!ret && can_boost(insn, addr)) {
+	if (!ret && !boost_refusal(insn, addr)) {
 		boosted = (unsigned long)slot + KPROBE_BOOST_OFFSET;
 		ret = kprobe_copy_insn(image + KPROBE_BOOST_OFFSET, insn, buf, addr, boosted);
 		__text_gen_insn(image + KPROBE_BOOST_OFFSET + len, JMP32_INSN_OPCODE,
@@ -545,24 +546,54 @@ int arch_prepare_kprobe(struct kprobe *p)
 	int ret;
 
 	if (alternatives_text_reserved(p->addr, p->addr))
-		return -EINVAL;
+		return kprobe_refuse(-EINVAL, "text that alternatives rewrite");
 	ret = kprobe_insn_boundary(addr);
 	if (ret)
-		return ret;
-	if (kprobe_read_original(buf, addr) || insn_decode_kernel(&insn, buf) < 0 ||
-	    is_kcfi_check(&insn, addr))
-		return -EILSEQ;
+		return kprobe_refuse(ret, ret == -ENOMEM ? "out of memory" :
+				     "not an instruction boundary");
+	if (kprobe_read_original(buf, addr) || insn_decode_kernel(&insn, buf) < 0)
+		return kprobe_refuse(-EILSEQ, "the instruction does not decode");
+	if (is_kcfi_check(&insn, addr))
+		return kprobe_refuse(-EILSEQ, "a kCFI check, which its trap handler reads");
 
 	memset(&p->ainsn, 0, sizeof(p->ainsn));
 	ret = kprobe_classify_insn(&insn, &p->ainsn);
 	if (ret)
-		return ret;
+		return kprobe_refuse(ret, "an instruction kprobes cannot execute");
 	p->opcode = buf[0];
 	p->ainsn.size = insn.length;
 
 	if (p->ainsn.kind == KPROBE_INSN_COPY)
 		return fill_slot(p, &insn, buf);
 	return 0;
+}
+
+/**
+ * arch_kprobe_boostable() - may hits of @p skip the trap after the copy?
+ * @p: a prepared probe; kprobe_mutex held
+ * @why: set to the rule that decided, or NULL
+ *
+ * For the query file: the same decision fill_slot() made.
+ *
+ * Return: true when hits without a post_handler need no second trap.
+ */
+bool arch_kprobe_boostable(struct kprobe *p, const char **why)
+{
+	u8 buf[MAX_INSN_SIZE];
+	struct insn insn;
+
+	*why = NULL;
+	if (p->ainsn.kind != KPROBE_INSN_COPY) {
+		*why = "emulated";
+		return true;
+	}
+	if (kprobe_read_original(buf, (unsigned long)p->addr) ||
+	    insn_decode_kernel(&insn, buf) < 0) {
+		*why = "the instruction does not decode";
+		return false;
+	}
+	*why = boost_refusal(&insn, (unsigned long)p->addr);
+	return !*why;
 }
 
 /**

@@ -140,9 +140,30 @@ static unsigned long relative_target(struct insn *insn, unsigned long pc)
 }
 
 /*
- * An indirect jump may land anywhere in its function (a jump table):
- * a jmp through a register or memory (near, ff /4, or far, ff /5), or
- * a jump to a retpoline thunk.
+ * With IBT a near indirect jmp lands only on an ENDBR, which no region
+ * holds (see opt.c), unless it has the notrack prefix. The kernel is then
+ * built without jump tables (-fno-jump-tables, see arch/x86/Makefile):
+ * such a jmp is a tail call. So is a jump to a retpoline thunk, which
+ * alternatives may turn into a plain jmp through the register at boot.
+ */
+static bool lands_on_endbr_only(struct insn *insn)
+{
+	insn_byte_t prefix;
+	int i;
+
+	if (!IS_ENABLED(CONFIG_X86_KERNEL_IBT))
+		return false;
+	for_each_insn_prefix(insn, i, prefix)
+		if (prefix == 0x3e)	/* notrack */
+			return false;
+	return true;
+}
+
+/*
+ * May an indirect jump land anywhere in its function (a jump table)? A
+ * far jmp through memory (ff /5) may; a near one through a register or
+ * memory (ff /4), or a jump to a retpoline thunk, may unless it lands on
+ * an ENDBR only.
  */
 static bool is_indirect_jump(struct insn *insn, unsigned long pc,
 			     unsigned long func, unsigned long func_end)
@@ -151,16 +172,17 @@ static bool is_indirect_jump(struct insn *insn, unsigned long pc,
 	unsigned long target;
 	u8 op = insn->opcode.bytes[0];
 
-	if (op == 0xff && (X86_MODRM_REG(insn->modrm.bytes[0]) == 4 ||
-			   X86_MODRM_REG(insn->modrm.bytes[0]) == 5))
+	if (op == 0xff && X86_MODRM_REG(insn->modrm.bytes[0]) == 5)
 		return true;
+	if (op == 0xff && X86_MODRM_REG(insn->modrm.bytes[0]) == 4)
+		return !lands_on_endbr_only(insn);
 	if (op != JMP32_INSN_OPCODE && op != JMP8_INSN_OPCODE)
 		return false;
 	target = relative_target(insn, pc);
 	if (target >= func && target < func_end)
 		return false;
 	return !lookup_symbol_name(target, name) &&
-	       str_has_prefix(name, "__x86_indirect_");
+	       str_has_prefix(name, "__x86_indirect_") && !lands_on_endbr_only(insn);
 }
 
 /* A nop that a jump label may turn into a jump of the same size. */
@@ -349,20 +371,22 @@ int kprobe_region_check(unsigned long start, unsigned long end)
 	unsigned long first, last;
 
 	if (IS_ERR(map))
-		return PTR_ERR(map);
+		return kprobe_refuse(PTR_ERR(map), "the function cannot be looked up or decoded");
 	if (end > map->start + map->size)
-		return -ERANGE;
+		return kprobe_refuse(-ERANGE, "the region runs past the function's end");
 	if (map->decoded < map->size)
-		return -EILSEQ;
+		return kprobe_refuse(-EILSEQ, "the function does not decode to its end");
 	if (map->jumps_anywhere)
-		return -EBUSY;
+		return kprobe_refuse(-EBUSY, "an indirect jump in the function may land anywhere");
 	first = start - map->start;
 	last = end - map->start;
-	if (find_next_bit(map_landings(map), last, first + 1) < last ||
-	    find_next_bit(map_fixed_up(map), last, first) < last)
-		return -EBUSY;
+	if (find_next_bit(map_landings(map), last, first + 1) < last)
+		return kprobe_refuse(-EBUSY, "a jump or a fault fixup lands inside the region");
+	if (find_next_bit(map_fixed_up(map), last, first) < last)
+		return kprobe_refuse(-EBUSY,
+				     "an instruction in the region has an exception-table entry");
 	if (jump_label_lands_in(map, start, end))
-		return -EBUSY;
+		return kprobe_refuse(-EBUSY, "a jump label's jump lands inside the region");
 	return 0;
 }
 

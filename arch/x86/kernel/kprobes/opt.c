@@ -146,38 +146,107 @@ NOKPROBE_SYMBOL(optprobe_hit);
 /* ---- may this site be optimized? ------------------------------------------ */
 
 /*
+ * How an instruction of the region ends the copy's straight line: not,
+ * or as the last instruction that runs from the copy (a jmp, a ret),
+ * or as a call, which returns to the text after the region.
+ */
+enum region_flow { FLOW_ON, FLOW_LEAVES, FLOW_CALLS };
+
+/*
+ * May @ai be copied into the detour? Set @flow, and return NULL or the
+ * rule that says no.
+ */
+static const char *region_insn_refusal(struct arch_specific_insn *ai,
+				       enum region_flow *flow)
+{
+	*flow = FLOW_ON;
+	switch (ai->kind) {
+	case KPROBE_INSN_COPY:
+	case KPROBE_INSN_CLI:
+	case KPROBE_INSN_STI:
+	case KPROBE_INSN_PUSHF:
+	case KPROBE_INSN_POPF:
+	case KPROBE_INSN_JCC:		/* rewritten as jcc rel32 */
+		return NULL;
+	case KPROBE_INSN_JMP:		/* rewritten as jmp rel32 */
+	case KPROBE_INSN_JMP_IND:
+	case KPROBE_INSN_RET:
+		*flow = FLOW_LEAVES;
+		return NULL;
+	case KPROBE_INSN_CALL_IND:	/* push the return address, jmp */
+		/* The push would move a stack operand. */
+		if (ai->rm_base == 4)
+			return "an indirect call through the stack pointer";
+		fallthrough;
+	case KPROBE_INSN_CALL:		/* push the return address, jmp */
+		*flow = FLOW_CALLS;
+		return NULL;
+	default:
+		return "loop or jrcxz in the region";
+	}
+}
+
+/* A nop: 90 without REX.B (41 90 is xchg %eax,%r8d), or 0f 1f. */
+static bool is_nop(struct insn *insn)
+{
+	u8 op = insn->opcode.bytes[0];
+
+	if (op == 0x90)
+		return !insn->rex_prefix.nbytes || !X86_REX_B(insn->rex_prefix.bytes[0]);
+	return op == 0x0f && insn->opcode.bytes[1] == 0x1f;
+}
+
+/*
+ * May @insn follow, in the region, the instruction that ended the copy's
+ * straight line as @flow says? Only padding: after a call, nops, which
+ * the callee's return skips (a call patched from a retpoline thunk is
+ * padded so); after a jmp or ret, nops or int3s, which nothing reaches
+ * (a ret patched from a return thunk is "ret; int3; int3; ..."). Whether
+ * something jumps there is kprobe_region_check()'s question.
+ */
+static bool is_region_padding(struct insn *insn, enum region_flow flow)
+{
+	if (is_nop(insn))
+		return true;
+	return flow == FLOW_LEAVES && insn->opcode.bytes[0] == INT3_INSN_OPCODE &&
+	       insn->length == 1;
+}
+
+/*
  * Decode the region starting at @addr into @buf (original bytes) and
  * return its length: whole instructions covering a jump, each of which
- * can run from the buffer. Sets @maybe_site when one of them could be
- * a site that others rewrite.
+ * can run from the buffer, or is padding after the last one that runs.
+ * Sets @maybe_site when one of them could be a site that others rewrite.
  */
 static int decode_region(unsigned long addr, u8 *buf, bool *maybe_site)
 {
+	enum region_flow flow = FLOW_ON;
 	struct arch_specific_insn ai;
 	unsigned int len = 0;
+	const char *refusal;
 	struct insn insn;
 
 	*maybe_site = false;
 	while (len < JMP32_INSN_SIZE) {
 		if (kprobe_read_original(buf + len, addr + len) ||
 		    insn_decode_kernel(&insn, buf + len) < 0)
-			return -EILSEQ;
+			return kprobe_refuse(-EILSEQ, "region does not decode");
+		if (flow != FLOW_ON) {
+			if (!is_region_padding(&insn, flow))
+				return kprobe_refuse(-EOPNOTSUPP,
+						     "code after a jmp, call or ret in the region");
+			len += insn.length;
+			continue;
+		}
 		if (kprobe_classify_insn(&insn, &ai))
-			return -EOPNOTSUPP;
+			return kprobe_refuse(-EOPNOTSUPP,
+					     "an instruction that cannot be copied in the region");
 		/* An indirect branch must land on the ENDBR, not on a jump. */
 		if (is_endbr(get_unaligned((u32 *)(buf + len))))
-			return -EOPNOTSUPP;
-		/* Control transfers depend on where they run; we only copy. */
-		switch (ai.kind) {
-		case KPROBE_INSN_COPY:
-		case KPROBE_INSN_CLI:
-		case KPROBE_INSN_STI:
-		case KPROBE_INSN_PUSHF:
-		case KPROBE_INSN_POPF:
-			break;
-		default:
-			return -EOPNOTSUPP;
-		}
+			return kprobe_refuse(-EOPNOTSUPP, "ENDBR in the region");
+		refusal = region_insn_refusal(&ai, &flow);
+		if (refusal)
+			return kprobe_refuse(-EOPNOTSUPP, refusal);
 		*maybe_site |= kprobe_insn_may_be_listed_site(&insn);
 		len += insn.length;
 	}
@@ -189,15 +258,103 @@ static int decode_region(unsigned long addr, u8 *buf, bool *maybe_site)
  * for jump label, static call and ftrace sites walks all of them, so
  * that is done only when an instruction in the region could be one.
  */
-static bool region_reserved(unsigned long start, unsigned long end, bool maybe_site)
+static int region_reserved(unsigned long start, unsigned long end, bool maybe_site)
 {
 	void *s = (void *)start, *e = (void *)(end - 1);
 
 	if (alternatives_text_reserved(s, e))
-		return true;
-	return maybe_site &&
-	       (jump_label_text_reserved(s, e) || static_call_text_reserved(s, e) ||
-		ftrace_text_reserved(s, e));
+		return kprobe_refuse(-EBUSY, "the region holds text alternatives rewrite");
+	if (!maybe_site)
+		return 0;
+	if (jump_label_text_reserved(s, e))
+		return kprobe_refuse(-EBUSY, "the region holds a jump label site");
+	if (static_call_text_reserved(s, e))
+		return kprobe_refuse(-EBUSY, "the region holds a static call site");
+	if (ftrace_text_reserved(s, e))
+		return kprobe_refuse(-EBUSY, "the region holds ftrace's site");
+	return 0;
+}
+
+/* Write a rel32 branch (@opcode, one or two bytes) at @at to @target. */
+static int emit_rel32(u8 *dst, const u8 *opcode, unsigned int nr,
+		      unsigned long at, unsigned long target)
+{
+	s64 rel = (long)target - (long)(at + nr + sizeof(s32));
+	s32 rel32 = rel;
+
+	if (rel != rel32)
+		return -ERANGE;
+	memcpy(dst, opcode, nr);
+	memcpy(dst + nr, &rel32, sizeof(rel32));
+	return nr + sizeof(rel32);
+}
+
+/*
+ * Longest copy of one instruction of the region: an indirect call made
+ * of a push and the jmp through the same operand.
+ */
+#define PUSH_IMM32_SIZE		5
+#define REGION_COPY_MAX		(PUSH_IMM32_SIZE + MAX_INSN_SIZE)
+
+/* Push @resume, where a call returns to. */
+static int emit_push_return(u8 *dst, unsigned long resume)
+{
+	/* push $imm32 is sign-extended: text is in the top 2 GiB. */
+	if ((long)(s32)resume != (long)resume)
+		return -ERANGE;
+	dst[0] = 0x68;
+	put_unaligned((s32)resume, (s32 *)(dst + 1));
+	return PUSH_IMM32_SIZE;
+}
+
+/*
+ * Write into @dst the copy of @insn (original bytes @buf, at @from in the
+ * text) that will run at @at in the detour, and return its size. A
+ * branch is rewritten with a rel32 to the same target; a call becomes a
+ * push of @resume, the end of the region, and a jmp, so that the callee
+ * returns to the text, not to the detour (a stack trace then shows the
+ * text, and the detour may be freed while the callee sleeps).
+ */
+static int copy_region_insn(u8 *dst, struct insn *insn, const u8 *buf,
+			    unsigned long from, unsigned long at, unsigned long resume)
+{
+	unsigned long next = from + insn->length;
+	struct arch_specific_insn ai;
+	u8 opcode[2];
+	int ret;
+
+	if (kprobe_classify_insn(insn, &ai))
+		return -EOPNOTSUPP;
+	switch (ai.kind) {
+	case KPROBE_INSN_JCC:
+		opcode[0] = 0x0f;
+		opcode[1] = 0x80 | ai.cond;
+		return emit_rel32(dst, opcode, 2, at, next + ai.disp);
+	case KPROBE_INSN_JMP:
+		opcode[0] = JMP32_INSN_OPCODE;
+		return emit_rel32(dst, opcode, 1, at, next + ai.disp);
+	case KPROBE_INSN_CALL:
+		ret = emit_push_return(dst, resume);
+		if (ret < 0)
+			return ret;
+		opcode[0] = JMP32_INSN_OPCODE;
+		ret = emit_rel32(dst + PUSH_IMM32_SIZE, opcode, 1, at + PUSH_IMM32_SIZE,
+				 next + ai.disp);
+		return ret < 0 ? ret : PUSH_IMM32_SIZE + ret;
+	case KPROBE_INSN_CALL_IND:
+		ret = emit_push_return(dst, resume);
+		if (ret > 0)
+			ret = kprobe_copy_insn(dst + PUSH_IMM32_SIZE, insn, buf, from,
+					       at + PUSH_IMM32_SIZE);
+		if (ret < 0)
+			return ret;
+		/* ff /2 (call) becomes ff /4 (jmp) through the same operand. */
+		dst[PUSH_IMM32_SIZE + insn_offset_modrm(insn)] ^= (2 ^ 4) << 3;
+		return PUSH_IMM32_SIZE + insn->length;
+	default:
+		ret = kprobe_copy_insn(dst, insn, buf, from, at);
+		return ret < 0 ? ret : insn->length;
+	}
 }
 
 /* Lay out the detour buffer for @op at @slot into @image; return its size. */
@@ -208,14 +365,14 @@ static int build_detour(struct optimized_kprobe *op, u8 *slot, u8 *image,
 	const unsigned int restore = optprobe_tmpl_redirect - optprobe_tmpl_restore;
 	const unsigned int redirect = optprobe_tmpl_end - optprobe_tmpl_redirect;
 	unsigned long addr = (unsigned long)op->kp.addr;
-	unsigned int pos, jnz, call, redirect_at;
+	unsigned int pos, jnz, call, redirect_at, at;
+	struct arch_specific_insn ai;
+	u8 copy[REGION_COPY_MAX];
+	enum region_flow flow;
 	struct insn insn;
 	u64 op_imm = (u64)op;
 	s32 rel;
 	int ret;
-
-	if (save + restore + len + JMP32_INSN_SIZE + redirect > KPROBE_OPTINSN_SLOT_SIZE)
-		return -E2BIG;
 
 	memcpy(image, optprobe_tmpl_save, save + restore);
 	/*
@@ -233,17 +390,22 @@ static int build_detour(struct optimized_kprobe *op, u8 *slot, u8 *image,
 
 	pos = save + restore;
 	op->optinsn.copy_offset = pos;
-	while (pos < save + restore + len) {
-		unsigned int at = pos - (save + restore);
-
-		if (insn_decode_kernel(&insn, region + at) < 0)
+	/* Up to the region's end, or its padding (see decode_region()). */
+	for (at = 0, flow = FLOW_ON; at < len && flow == FLOW_ON; at += insn.length) {
+		if (insn_decode_kernel(&insn, region + at) < 0 ||
+		    kprobe_classify_insn(&insn, &ai))
 			return -EILSEQ;
-		ret = kprobe_copy_insn(image + pos, &insn, region + at, addr + at,
-				       (unsigned long)slot + pos);
-		if (ret)
-			return ret;
-		pos += insn.length;
+		region_insn_refusal(&ai, &flow);
+		ret = copy_region_insn(copy, &insn, region + at, addr + at,
+				       (unsigned long)slot + pos, addr + len);
+		if (ret < 0)
+			return kprobe_refuse(ret, "the region's copy cannot reach its targets");
+		if (pos + ret + JMP32_INSN_SIZE + redirect > KPROBE_OPTINSN_SLOT_SIZE)
+			return kprobe_refuse(-E2BIG, "the region's copy does not fit the detour");
+		memcpy(image + pos, copy, ret);
+		pos += ret;
 	}
+	/* Unneeded after a jmp, call or ret; but always in reach. */
 	__text_gen_insn(image + pos, JMP32_INSN_OPCODE, slot + pos, (void *)(addr + len),
 			JMP32_INSN_SIZE);
 	pos += JMP32_INSN_SIZE;
@@ -280,15 +442,16 @@ int arch_prepare_optimized_kprobe(struct optimized_kprobe *op, struct kprobe *or
 	len = decode_region(addr, region, &maybe_site);
 	if (len < 0)
 		return len;
-	if (region_reserved(addr, addr + len, maybe_site))
-		return -EBUSY;
+	ret = region_reserved(addr, addr + len, maybe_site);
+	if (ret)
+		return ret;
 	ret = kprobe_region_check(addr, addr + len);
 	if (ret)
 		return ret;
 	/* The region's code, rel32 away from the buffer, must be reachable. */
 	slot = get_optinsn_slot();
 	if (!slot)
-		return -ENOMEM;
+		return kprobe_refuse(-ENOMEM, "no detour buffer");
 	memset(image, INT3_INSN_OPCODE, sizeof(image));
 	size = build_detour(op, slot, image, region, len);
 	if (size < 0) {
