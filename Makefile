@@ -39,7 +39,7 @@ FRAGMENTS ?= $(T)/kprobes.config $(T)/debug.config
 MAIN_APPEND := preempt=full
 
 .PHONY: all deps tree kernel initramfs test demo shell patches check clean distclean \
-	test-alt test-main alt-kernel bench storm test-arm64 test-riscv64 test-arm cross
+	test-alt test-main alt-kernel bench storm test-arm64 test-riscv64 test-arm cross coverage
 
 # A second configuration: PREEMPT, no modules, no function tracer (so no
 # kprobes on ftrace), the KUnit suite built in.
@@ -134,6 +134,10 @@ shell: initramfs
 # bench.config), each booted once with -icount shift=0.
 bench: tree
 	@$(T)/bench.sh
+
+# Only the optimization coverage of make bench, into out/coverage.txt.
+coverage: tree
+	@$(T)/bench.sh coverage
 
 # The series built for every architecture Debian has a cross compiler
 # for; prints a table. Not part of make test (CI's time).

@@ -11,7 +11,13 @@
 # time), BENCH_SCALE (probes registered beside the measured one),
 # BENCH_BIG (probes on consecutive instructions of one large function),
 # BENCH_ENTRIES (probes at the entries of distinct functions), BENCH_KRET
-# (kretprobes there).
+# (kretprobes there), BENCH_COVERAGE (the functions guest/coverage probes
+# at every instruction boundary; empty to skip), BENCH_KERNELS (which
+# kernels to build and boot: "ours upstream"; the report reads the last
+# console log of one not booted).
+#
+# bench.sh coverage: only the coverage run (make coverage), into
+# out/coverage.txt.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../../.." && pwd)
 t=$repo/tools/testing/kprobes
@@ -23,21 +29,42 @@ out=$repo/out
 : "${BENCH_BIG:=1000,10000}"
 : "${BENCH_ENTRIES:=1000,10000}"
 : "${BENCH_KRET:=1000}"
+# Ordinary functions of several subsystems, each one symbol of its name.
+: "${BENCH_COVERAGE=vfs_read,vfs_write,do_sys_openat2,pipe_read,do_dentry_open,dput,__fput,kernel_clone,wake_up_new_task,try_to_wake_up,do_group_exit,alloc_pid,handle_mm_fault,do_mmap,__kmalloc_noprof,kmem_cache_alloc_noprof,__alloc_pages_noprof,free_pgtables,__split_vma,__queue_work,process_one_work,do_send_sig_info,hrtimer_start_range_ns,do_sys_poll}"
+: "${BENCH_KERNELS:=ours upstream}"
+mode=${1:-bench}
 mkdir -p "$out"
 
-for which in ours upstream; do
+for which in $BENCH_KERNELS; do
 	"$t/bench-build.sh" "$which"
 	"$t/make-initramfs.sh" --bench "$which"
 done
 
-for which in ours upstream; do
+if [ "$mode" = coverage ]; then
+	for which in $BENCH_KERNELS; do
+		echo "  QEMU    coverage, $which kprobes, console in .build/console-coverage-$which.log"
+		KERNEL=$build/obj-bench-$which/arch/x86/boot/bzImage \
+		INITRD=$build/initramfs-bench-$which.cpio.gz \
+		KPTEST_APPEND="kpcov_fns=$BENCH_COVERAGE" \
+			"$t/run-guest.sh" coverage "$build/console-coverage-$which.log" 3600
+	done
+	python3 "$t/coverage-report.py" "$build/console-coverage-ours.log" \
+		"$build/console-coverage-upstream.log" | tee "$out/coverage.txt"
+	exit 0
+fi
+
+for which in $BENCH_KERNELS; do
 	echo "  QEMU    bench, $which kprobes (-icount shift=0), console in .build/console-bench-$which.log"
 	KERNEL=$build/obj-bench-$which/arch/x86/boot/bzImage \
 	INITRD=$build/initramfs-bench-$which.cpio.gz \
 	QEMU_EXTRA="-icount shift=0" \
-	KPTEST_APPEND="kpbench_attach=$BENCH_ATTACH kpbench_single=$BENCH_SINGLE kpbench_scale=$BENCH_SCALE kpbench_big=$BENCH_BIG kpbench_entries=$BENCH_ENTRIES kpbench_kret=$BENCH_KRET" \
+	KPTEST_APPEND="kpbench_attach=$BENCH_ATTACH kpbench_single=$BENCH_SINGLE kpbench_scale=$BENCH_SCALE kpbench_big=$BENCH_BIG kpbench_entries=$BENCH_ENTRIES kpbench_kret=$BENCH_KRET${BENCH_COVERAGE:+ kpcov_fns=$BENCH_COVERAGE}" \
 		"$t/run-guest.sh" bench "$build/console-bench-$which.log" 5400
 done
 
 python3 "$t/bench-report.py" "$build/console-bench-ours.log" \
 	"$build/console-bench-upstream.log" "$(cat "$build/upstream-version")" "$out"
+if [ -n "$BENCH_COVERAGE" ]; then
+	python3 "$t/coverage-report.py" "$build/console-bench-ours.log" \
+		"$build/console-bench-upstream.log" | tee -a "$out/bench.txt"
+fi

@@ -61,7 +61,7 @@ for app in $("$root/bin/busybox" --list); do
 	[ "$app" = busybox ] || ln -s busybox "$root/bin/$app"
 done
 cp "$t"/guest/init "$root/init"
-cp "$t"/guest/run-tests "$t"/guest/demo "$t"/guest/bench "$t"/guest/storm "${progs[@]}" "$root/bin/"
+cp "$t"/guest/run-tests "$t"/guest/demo "$t"/guest/bench "$t"/guest/coverage "$t"/guest/storm "${progs[@]}" "$root/bin/"
 for m in "${mods[@]}"; do cp "$m" "$root/lib/modules/kprobes/"; done
 if [ -n "${ftrace_mods[*]}" ]; then
 	mkdir -p "$root/ftrace/test.d"
