@@ -84,7 +84,9 @@ Core:
   for as long as it lasts) and by a worker just after, their detours
   running no handler until then;
 - per-probe hit counters (per CPU) and debugfs list, enabled, blacklist
-  and stats;
+  and stats; debugfs query says what registering a probe at a point
+  would do and which rule refuses it (or keeps it from being boosted or
+  optimized), from the same checks registration runs (kprobe_refuse());
 - slots a preempted task may still be inside are reused only after an
   RCU-tasks grace period, waited for by a worker.
 
@@ -105,9 +107,12 @@ x86-64:
   second copy that jumps back by itself (one trap per hit);
 - optimized probes (opt.c): a five-byte jump to a detour buffer that
   saves a pt_regs, calls the handlers (a redirecting pre_handler leaves
-  through iret), runs the relocated region and jumps back; regions are
-  checked for jumps into them, exception-table entries, ENDBR and
-  patched text; handlers run with EFLAGS.AC clear (SMAP), a site that
+  through iret), runs the relocated region and jumps back; the region
+  may hold a jcc (rewritten rel32) and end with a jmp, ret or call (a
+  push of the region's end and a jmp, so that callees return to the
+  text), or padding after them; regions are checked for jumps into
+  them, exception-table entries, ENDBR and patched text; with IBT an
+  indirect tail call does not block its function; handlers run with EFLAGS.AC clear (SMAP), a site that
   ever had a jump is freed after an RCU-tasks grace period;
 - every text change (int3, slot, detour, jump) is told to perf as a
   PERF_RECORD_TEXT_POKE;
