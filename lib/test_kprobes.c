@@ -271,6 +271,12 @@ static __used DEFINE_STATIC_KEY_FALSE(kpt_jl_key);
  */
 unsigned long kpt_jl_into(unsigned long x);
 static __used DEFINE_STATIC_KEY_FALSE(kpt_jl_into_key);
+/*
+ * fn(x) (fn(x) + 1 while kpt_jl_call_key is on): push at +0, call *%rsi
+ * at +1, then a jump label site, a nop5 that must not pass for padding.
+ */
+unsigned long kpt_jl_call(unsigned long x, unsigned long (*fn)(unsigned long));
+static __used DEFINE_STATIC_KEY_FALSE(kpt_jl_call_key);
 #endif
 
 asm(
@@ -579,6 +585,23 @@ asm(
 	".balign 8\n"
 	".long 1b - ., 2b - .\n"
 	".quad kpt_jl_into_key - .\n"
+	".popsection\n"
+
+	KPT_FUNC(kpt_jl_call)
+	"	pushq %rbx\n"
+	ANNOTATE_RETPOLINE_SAFE
+	"	call *%rsi\n"
+	"1:	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"
+	"	popq %rbx\n"
+	KPT_RET
+	"2:	addq $1, %rax\n"
+	"	popq %rbx\n"
+	KPT_RET
+	KPT_END(kpt_jl_call)
+	".pushsection __jump_table, \"aw\"\n"
+	".balign 8\n"
+	".long 1b - ., 2b - .\n"
+	".quad kpt_jl_call_key - .\n"
 	".popsection\n"
 #endif
 	".popsection\n"
@@ -3173,6 +3196,24 @@ static void test_optimized_region_ret(struct kunit *test)
 	optimize_under_hits(test, kpt_opt_ret, call_kpt_opt_ret);
 }
 
+/*
+ * A nop after a call is padding the call's return may skip, unless it is
+ * a jump label's site: then the region is refused, as any region that
+ * holds one.
+ */
+static void test_jump_label_after_call(struct kunit *test)
+{
+#ifdef CONFIG_JUMP_LABEL
+	KUNIT_EXPECT_FALSE(test, optimizes(test, kpt_jl_call));
+	static_branch_enable(&kpt_jl_call_key);
+	KUNIT_EXPECT_EQ(test, kpt_jl_call(5, kpt_c_add1), 7UL);
+	static_branch_disable(&kpt_jl_call_key);
+	KUNIT_EXPECT_EQ(test, kpt_jl_call(5, kpt_c_add1), 6UL);
+#else
+	kunit_skip(test, "no jump labels");
+#endif
+}
+
 static int check_ac_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	HANDLER_CHECK(regs->flags & X86_EFLAGS_AC);
@@ -3493,6 +3534,7 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_optimized_region_tail_jmp),
 	KUNIT_CASE(test_optimized_region_ret),
 	KUNIT_CASE(test_optimized_region_padding),
+	KUNIT_CASE(test_jump_label_after_call),
 	KUNIT_CASE(test_optimized_region_indirect_call),
 	KUNIT_CASE(test_optimized_indirect_tail_call),
 	KUNIT_CASE(test_optimized_clac),

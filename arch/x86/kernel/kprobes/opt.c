@@ -235,6 +235,8 @@ static int decode_region(unsigned long addr, u8 *buf, bool *maybe_site)
 			if (!is_region_padding(&insn, flow))
 				return kprobe_refuse(-EOPNOTSUPP,
 						     "code after a jmp, call or ret in the region");
+			/* A nop may be a jump label's: region_reserved() looks. */
+			*maybe_site |= kprobe_insn_may_be_listed_site(&insn);
 			len += insn.length;
 			continue;
 		}
