@@ -142,6 +142,9 @@ static bool kprobes_initialized;
  */
 static const char *refusal_rule;
 
+/* A rule the query file adds to: it names the blacklist entry. */
+static const char rule_blacklisted[] = "blacklisted";
+
 int kprobe_refuse(int err, const char *rule)
 {
 	lockdep_assert_held(&kprobe_mutex);
@@ -2024,7 +2027,7 @@ static int check_probe_address(struct kprobe *p)
 
 	/* The symbol place_probe() found: @addr is in it. */
 	if (in_blacklisted_range(addr))
-		return kprobe_refuse(-EINVAL, "blacklisted");
+		return kprobe_refuse(-EINVAL, rule_blacklisted);
 	if (blacklisted_piece(addr, probed_function.name,
 			      probed_function.modname[0] ? probed_function.modname : NULL))
 		return kprobe_refuse(-EINVAL,
@@ -4225,7 +4228,7 @@ static void query_probe_point(struct seq_buf *s, kprobe_opcode_t *addr,
 		ret = prepare_site(p);
 	query_say(s, "probe", ret);
 	if (ret) {
-		if (refusal_rule && !strcmp(refusal_rule, "blacklisted"))
+		if (refusal_rule == rule_blacklisted)
 			query_say_blacklist(s, (unsigned long)p->addr);
 		goto unpin;
 	}
@@ -4240,8 +4243,7 @@ static void query_probe_point(struct seq_buf *s, kprobe_opcode_t *addr,
 			       why ? ": " : "", why ?: "");
 	}
 	query_optimization(s, p);
-	if (!kprobe_ftrace(p))
-		arch_remove_kprobe(p);
+	release_site(p);
 unpin:
 	if (mod)
 		module_put(mod);

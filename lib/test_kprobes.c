@@ -3087,37 +3087,44 @@ static u32 call_kpt_opt_call(u32 v)
 	return kpt_opt_call(v);
 }
 
+/* Where the callee of a region's call must find its return address. */
+static void *callee_return_to;
+
 static int callee_return_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	/* The callee returns to the text after the call, not to the detour. */
-	HANDLER_CHECK(*(unsigned long *)regs->sp == (unsigned long)insn_at(kpt_opt_call, 9));
+	HANDLER_CHECK(*(unsigned long *)regs->sp == (unsigned long)callee_return_to);
 	atomic_inc(&pre2_hits);
 	return 0;
+}
+
+/*
+ * optimize_under_hits() on the region at @site, which ends with a call
+ * of @callee: a probe there checks that it returns to @return_to.
+ */
+static void call_region_under_hits(struct kunit *test, void *site, void *callee,
+				   void *return_to, u32 (*fn)(u32))
+{
+	struct kprobe probe;
+
+	callee_return_to = return_to;
+	init_probe(&probe, callee, NULL, 0, callee_return_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&probe));
+	optimize_under_hits(test, site, fn);
+	unregister_kprobe(&probe);
+	KUNIT_EXPECT_GT(test, atomic_read(&pre2_hits), 0);
 }
 
 /* A call as the region's last instruction: a push and a jump in the detour. */
 static void test_optimized_region_call(struct kunit *test)
 {
-	struct kprobe callee;
-
-	init_probe(&callee, kpt_add1, NULL, 0, callee_return_pre, NULL);
-	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&callee));
-	optimize_under_hits(test, kpt_opt_call, call_kpt_opt_call);
-	unregister_kprobe(&callee);
-	KUNIT_EXPECT_GT(test, atomic_read(&pre2_hits), 0);
+	call_region_under_hits(test, kpt_opt_call, kpt_add1, insn_at(kpt_opt_call, 9),
+			       call_kpt_opt_call);
 }
 
 static u32 call_kpt_opt_callmem(u32 v)
 {
 	return kpt_opt_callmem(v);
-}
-
-static int callee_return_mem_pre(struct kprobe *p, struct pt_regs *regs)
-{
-	HANDLER_CHECK(*(unsigned long *)regs->sp ==
-		      (unsigned long)insn_at(kpt_opt_callmem, 10));
-	atomic_inc(&pre2_hits);
-	return 0;
 }
 
 /*
@@ -3126,13 +3133,8 @@ static int callee_return_mem_pre(struct kprobe *p, struct pt_regs *regs)
  */
 static void test_optimized_region_indirect_call(struct kunit *test)
 {
-	struct kprobe callee;
-
-	init_probe(&callee, kpt_c_add1, NULL, 0, callee_return_mem_pre, NULL);
-	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&callee));
-	optimize_under_hits(test, kpt_opt_callmem, call_kpt_opt_callmem);
-	unregister_kprobe(&callee);
-	KUNIT_EXPECT_GT(test, atomic_read(&pre2_hits), 0);
+	call_region_under_hits(test, kpt_opt_callmem, kpt_c_add1,
+			       insn_at(kpt_opt_callmem, 10), call_kpt_opt_callmem);
 }
 
 static u32 call_kpt_opt_tailind(u32 v)

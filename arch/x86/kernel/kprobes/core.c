@@ -840,23 +840,11 @@ static bool continue_without_trap(struct kprobe *p, struct pt_regs *regs)
 NOKPROBE_SYMBOL(continue_without_trap);
 
 /*
- * An emulated instruction needs no second trap: the hit ends here.
- * Inlined, with emulate_insn() and run_probed_insn(), in the int3
- * handler: with call depth tracking each call and return more costs an
- * emulated hit about fifteen instructions (jz: 338 to 295 in make bench),
- * while the boosted hit stays as it was.
- */
-static __always_inline void emulate_and_finish(struct kprobe *p, struct pt_regs *regs,
-					       struct kprobe_ctlblk *kcb, bool nested)
-{
-	emulate_insn(p, regs);
-	finish_hit(p, regs, kcb, nested);
-}
-
-/*
- * Execute the probed instruction: emulate it, or send the CPU to its
- * copy. Inlined in the int3 handler: a call more costs an emulated hit
- * about twenty instructions with call depth tracking's accounting.
+ * Execute the probed instruction: emulate it (the hit ends here, no
+ * second trap), or send the CPU to its copy. Inlined, with
+ * emulate_insn(), in the int3 handler: with call depth tracking each
+ * call and return more costs an emulated hit about fifteen instructions
+ * (jz: 338 to 295 in make bench), and the boosted hit stays as it was.
  */
 static __always_inline void run_probed_insn(struct kprobe *p, struct pt_regs *regs,
 					    struct kprobe_ctlblk *kcb, bool nested)
@@ -872,7 +860,8 @@ static __always_inline void run_probed_insn(struct kprobe *p, struct pt_regs *re
 		return;
 	}
 	if (p->ainsn.kind != KPROBE_INSN_COPY) {
-		emulate_and_finish(p, regs, kcb, nested);
+		emulate_insn(p, regs);
+		finish_hit(p, regs, kcb, nested);
 		return;
 	}
 	kcb->kprobe_status = nested ? KPROBE_REENTER : KPROBE_HIT_SS;

@@ -181,8 +181,11 @@ static bool is_indirect_jump(struct insn *insn, unsigned long pc,
 	target = relative_target(insn, pc);
 	if (target >= func && target < func_end)
 		return false;
+	/* Before the name lookup: every return (to a thunk) is such a jmp. */
+	if (lands_on_endbr_only(insn))
+		return false;
 	return !lookup_symbol_name(target, name) &&
-	       str_has_prefix(name, "__x86_indirect_") && !lands_on_endbr_only(insn);
+	       str_has_prefix(name, "__x86_indirect_");
 }
 
 /* A nop that a jump label may turn into a jump of the same size. */

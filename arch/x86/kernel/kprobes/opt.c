@@ -311,37 +311,36 @@ static int emit_push_return(u8 *dst, unsigned long resume)
 
 /*
  * Write into @dst the copy of @insn (original bytes @buf, at @from in the
- * text) that will run at @at in the detour, and return its size. A
+ * text, classified in @ai) that will run at @at in the detour, and return
+ * its size. A
  * branch is rewritten with a rel32 to the same target; a call becomes a
  * push of @resume, the end of the region, and a jmp, so that the callee
  * returns to the text, not to the detour (a stack trace then shows the
  * text, and the detour may be freed while the callee sleeps).
  */
-static int copy_region_insn(u8 *dst, struct insn *insn, const u8 *buf,
-			    unsigned long from, unsigned long at, unsigned long resume)
+static int copy_region_insn(u8 *dst, struct insn *insn, struct arch_specific_insn *ai,
+			    const u8 *buf, unsigned long from, unsigned long at,
+			    unsigned long resume)
 {
 	unsigned long next = from + insn->length;
-	struct arch_specific_insn ai;
 	u8 opcode[2];
 	int ret;
 
-	if (kprobe_classify_insn(insn, &ai))
-		return -EOPNOTSUPP;
-	switch (ai.kind) {
+	switch (ai->kind) {
 	case KPROBE_INSN_JCC:
 		opcode[0] = 0x0f;
-		opcode[1] = 0x80 | ai.cond;
-		return emit_rel32(dst, opcode, 2, at, next + ai.disp);
+		opcode[1] = 0x80 | ai->cond;
+		return emit_rel32(dst, opcode, 2, at, next + ai->disp);
 	case KPROBE_INSN_JMP:
 		opcode[0] = JMP32_INSN_OPCODE;
-		return emit_rel32(dst, opcode, 1, at, next + ai.disp);
+		return emit_rel32(dst, opcode, 1, at, next + ai->disp);
 	case KPROBE_INSN_CALL:
 		ret = emit_push_return(dst, resume);
 		if (ret < 0)
 			return ret;
 		opcode[0] = JMP32_INSN_OPCODE;
 		ret = emit_rel32(dst + PUSH_IMM32_SIZE, opcode, 1, at + PUSH_IMM32_SIZE,
-				 next + ai.disp);
+				 next + ai->disp);
 		return ret < 0 ? ret : PUSH_IMM32_SIZE + ret;
 	case KPROBE_INSN_CALL_IND:
 		ret = emit_push_return(dst, resume);
@@ -398,7 +397,7 @@ static int build_detour(struct optimized_kprobe *op, u8 *slot, u8 *image,
 		    kprobe_classify_insn(&insn, &ai))
 			return -EILSEQ;
 		region_insn_refusal(&ai, &flow);
-		ret = copy_region_insn(copy, &insn, region + at, addr + at,
+		ret = copy_region_insn(copy, &insn, &ai, region + at, addr + at,
 				       (unsigned long)slot + pos, addr + len);
 		if (ret < 0)
 			return kprobe_refuse(ret, "the region's copy cannot reach its targets");
