@@ -24,6 +24,8 @@ echo "  GIT     baseline of linux-source-6.12 $version"
 cp -a "$pristine/." "$work/"
 rm -f "$work/.unpacked-"*
 g init -q
+# A scratch repository: no automatic gc of the whole kernel's objects.
+g config gc.auto 0
 # Debian's tarball ignores everything in its top .gitignore: add by force.
 g add -f -A .
 g commit -q -m "Linux $version (Debian linux-source-6.12)"
@@ -183,6 +185,7 @@ mkdir -p "$check"
 cp -a "$pristine/." "$check/"
 rm -f "$check/.unpacked-"*
 git -C "$check" init -q
+git -C "$check" config gc.auto 0
 git -C "$check" add -f -A .
 git -C "$check" -c user.name=x -c user.email=x@x commit -q -m base
 git -C "$check" -c user.name=x -c user.email=x@x am -q $(ls "$out"/*.patch | grep -v '/0000-')
