@@ -44,6 +44,8 @@
 #include <asm/smap.h>
 #include <asm/orc_types.h>
 #include <asm/irqflags.h>
+
+#include "test_kprobes.h"
 #endif
 
 #define DIV_FACTOR 3
@@ -175,56 +177,9 @@ static noinline notrace u32 kpt_warn_fn(u32 v)
 static unsigned long kpt_rip_data __used = 0x1234567890abcdefUL;
 static unsigned long (*kpt_fnptr)(void) __used;
 
-unsigned long kpt_rip_load(void);	/* movq kpt_rip_data(%rip), %rax at +0 */
-unsigned long kpt_leaf(void);		/* returns 42 */
-unsigned long kpt_call(void);		/* call kpt_leaf at +0; returns 43 */
-unsigned long kpt_jmp(void);		/* jmp at +0; returns 2 */
-unsigned long kpt_jcc(unsigned long x);	/* jz at +2; 20 for 0, else 10 */
-unsigned long kpt_ret(void);		/* mov at +0, ret at +5; returns 7 */
-unsigned long kpt_ret_alt(void);	/* returns 9 */
-unsigned long kpt_pushpop(unsigned long x); /* push at +0, pop at +8; x + 1 */
-unsigned long kpt_loop(unsigned long n);	/* loop at +7; returns n */
-unsigned long kpt_callind(unsigned long (*fn)(void)); /* call *%rax at +3 */
-unsigned long kpt_callmem(void);	/* call *kpt_fnptr(%rip) at +0 */
-unsigned long kpt_pushf(void);		/* pushf at +0; returns the flags */
-unsigned long kpt_fault_load(unsigned long addr); /* load at +7, fixup */
-/*
- * Instructions no probe may be put on: int3 +0, ud2 +1, hlt +3, iretq +4,
- * syscall +6, sysretq +8, lret +11, int $0x80 +12. Never called; objtool
- * is told not to follow it.
- */
-void kpt_unsupported(void);
+/* The assembly targets are declared in test_kprobes.h. */
 STACK_FRAME_NON_STANDARD(kpt_unsupported);
-unsigned long kpt_opt(unsigned long x);	/* x + 6; optimizable at +0, covers +3 */
-/* x + 1; inc at +3 boostable, not optimizable (the region would run past the end) */
-unsigned long kpt_inc(unsigned long x);
-/*
- * Regions with a branch, which the detour rewrites (see opt.c):
- * kpt_opt_jcc: x ? x + 3 : 7; test at +0, jz at +2, lea at +4, ret at +8.
- * kpt_opt_call: 2 * x + 1; push, mov, then a call of kpt_add1 at +4.
- * kpt_opt_tail: x + 3; lea at +0, then a jump to kpt_add1 at +4, the end.
- * kpt_opt_ret: (u32)x + 1; mov at +0, inc at +2, ret at +4, the end.
- */
-unsigned long kpt_add1(unsigned long x);
-unsigned long kpt_opt_jcc(unsigned long x);
-unsigned long kpt_opt_call(unsigned long x);
-unsigned long kpt_opt_tail(unsigned long x);
-unsigned long kpt_opt_ret(unsigned long x);
-/*
- * kpt_opt_callmem: 2 * x + 1; push, mov, then call *kpt_add1_ptr(%rip)
- * at +4. kpt_opt_tailind: x + 3; mov at +0, add at +3, then
- * jmp *kpt_add1_ptr(%rip) at +7, the end.
- */
-unsigned long kpt_opt_callmem(unsigned long x);
-unsigned long kpt_opt_tailind(unsigned long x);
-/*
- * Padding after the last instruction that runs, as alternatives leave
- * it: kpt_opt_retpad: (u32)x + 1; inc at +0, then "ret; int3; int3; int3"
- * at +2. kpt_opt_callpad: fn(x); push at +0, call *%rsi at +1, then a
- * three-byte nop that the call returns to.
- */
-unsigned long kpt_opt_retpad(unsigned long x);
-unsigned long kpt_opt_callpad(unsigned long x, unsigned long (*fn)(unsigned long));
+NOKPROBE_SYMBOL(kpt_forbidden);
 
 /* Called through a pointer: a C function, with its ENDBR under IBT. */
 static noinline unsigned long kpt_c_add1(unsigned long x)
@@ -233,49 +188,14 @@ static noinline unsigned long kpt_c_add1(unsigned long x)
 }
 
 static unsigned long (*kpt_add1_ptr)(unsigned long) __used = kpt_c_add1;
-/*
- * OPT_BATCH five-byte adds from +2; returns OPT_MANY_SUM. More than the
- * one chunk (RETIRE_CHUNK, 256) unregistering surely retires itself:
- * built in, while the kernel boots, the rest is retire_work's; later,
- * unregistering goes on while its grace period lasts.
- */
-unsigned long kpt_opt_many(void);
+
+/* What kpt_opt_many() is made of, and returns. */
 #define OPT_BATCH 320
 #define OPT_MANY_SUM (OPT_BATCH * 1000UL)
-unsigned long kpt_forbidden(void);	/* NOKPROBE; kpt_forbidden.cold etc. beside it */
-NOKPROBE_SYMBOL(kpt_forbidden);
-unsigned long kpt_allowed(void);	/* kpt_allowed.cold beside it */
-unsigned long kpt_cpuid(void);		/* cpuid at +5 (0f a2): never boosted */
-#ifdef CONFIG_HAVE_STATIC_CALL_INLINE
-/* x ? kpt_static_call(x) : 0, the call a Jcc tail call at +2 (6 bytes) */
-int kpt_sc_jcc(int x);
-#endif
-unsigned long kpt_ex_in(unsigned long *p);	/* *p + 1; load at +0 has a fixup */
-/* x + 5; optimizable at +0; a load at +7 whose fixup is past the region */
-unsigned long kpt_ex_out(unsigned long x, unsigned long *p);
-/* x + 6 (x < 0: far jump); optimizable at +5, but for the far jump */
-unsigned long kpt_farjmp(long x);
-/* x + 5 inside stac/clac (with SMAP): the mov at +3 is optimizable */
-unsigned long kpt_uaccess(unsigned long x);
+
 #ifdef CONFIG_JUMP_LABEL
-/*
- * x (x + 1 while kpt_jl_key is on): mov at +0, then a jump label site
- * (a nop5, or a jmp to the add) at +3 that a jump at +0 would cover.
- */
-unsigned long kpt_jl(unsigned long x);
 static __used DEFINE_STATIC_KEY_FALSE(kpt_jl_key);
-/*
- * x (x + 1 while kpt_jl_into_key is on): mov at +0, a jump label site
- * at +3 whose jump lands at +12, inside the region of a jump at +8 (sub,
- * add).
- */
-unsigned long kpt_jl_into(unsigned long x);
 static __used DEFINE_STATIC_KEY_FALSE(kpt_jl_into_key);
-/*
- * fn(x) (fn(x) + 1 while kpt_jl_call_key is on): push at +0, call *%rsi
- * at +1, then a jump label site, a nop5 that must not pass for padding.
- */
-unsigned long kpt_jl_call(unsigned long x, unsigned long (*fn)(unsigned long));
 static __used DEFINE_STATIC_KEY_FALSE(kpt_jl_call_key);
 #endif
 

@@ -5,8 +5,9 @@
  * Kernel probes: run a handler when the CPU reaches (almost) any kernel
  * instruction, and optionally when the function it belongs to returns.
  *
- * The arch-agnostic core lives in kernel/kprobes.c; the state a probe goes
- * through and the locking rules are documented at the top of that file.
+ * The arch-agnostic core lives in kernel/kprobes/; the state a probe
+ * goes through and the locking rules are documented at the top of
+ * kernel/kprobes/core.c.
  * The interface between the core and the arch's kprobes code is
  * <linux/kprobes_arch.h>, included below.
  */

@@ -2,7 +2,7 @@
 #ifndef _LINUX_KPROBES_ARCH_H
 #define _LINUX_KPROBES_ARCH_H
 /*
- * The interface between the kprobes core (kernel/kprobes.c) and an
+ * The interface between the kprobes core (kernel/kprobes/) and an
  * architecture's kprobes code: what the arch provides, what the core
  * provides it with, and the default the core uses for each optional hook.
  * <linux/kprobes.h> includes this header once struct kprobe is known; the
@@ -270,7 +270,7 @@ static inline int arch_prepare_kprobe_ftrace(struct kprobe *p)
 
 #if defined(CONFIG_KRETPROBES) && !defined(CONFIG_KRETPROBE_ON_RETHOOK)
 /*
- * The core keeps the instances (kernel/kprobes.c). On a hooked call's
+ * The core keeps the instances (kernel/kprobes/kretprobe.c). On a hooked call's
  * entry, save its return address in ri->ret_addr and its frame in ri->fp
  * and make it return to kretprobe_trampoline_addr() instead. Hit path.
  */
@@ -418,7 +418,7 @@ void opt_pre_handler(struct kprobe *p, struct pt_regs *regs);
 /*
  * For the arch's reader of original text, kprobe_mutex held: @p's
  * optimized_kprobe when its detour records the bytes a jump replaces,
- * or will, or did; NULL otherwise (see kernel/kprobes.c).
+ * or will, or did; NULL otherwise (see kernel/kprobes/optimizer.c).
  */
 struct optimized_kprobe *kprobe_detour_site(struct kprobe *p);
 #endif

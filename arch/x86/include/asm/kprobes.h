@@ -33,17 +33,17 @@ typedef u8 kprobe_opcode_t;
 #define KPROBE_SLOT_SIZE	32
 #define KPROBE_BOOST_OFFSET	16
 
-/* kretprobe_blacklist[] names __switch_to (core.c). */
+/* kretprobe_blacklist[] names __switch_to (breakpoint.c). */
 extern const int kretprobe_blacklist_size;
 
 /* Our hit paths call kprobe_count_hit() for the site they hit. */
 #define arch_kprobe_counts_hits	true
 
-/* Our optimizer's text writes are queued with the breakpoints' (opt.c). */
+/* Our optimizer's text writes are queued with the breakpoints' (optimize.c). */
 #define arch_kprobe_queue_optimize	arch_kprobe_queue_optimize
 #define arch_kprobe_queue_unoptimize	arch_kprobe_queue_unoptimize
 
-/* A detour buffer of an optimized probe (see opt.c). */
+/* A detour buffer of an optimized probe (see optimize.c). */
 #define KPROBE_OPTINSN_SLOT_SIZE	160
 
 /*

@@ -92,7 +92,7 @@
 struct insn;
 struct arch_specific_insn;
 
-/* Shared by core.c and opt.c; all called with kprobe_mutex held. */
+/* Shared by breakpoint.c and optimize.c; all called with kprobe_mutex held. */
 int kprobe_read_original(u8 *buf, unsigned long addr);
 bool kprobe_insn_may_be_listed_site(struct insn *insn);
 int kprobe_classify_insn(struct insn *insn, struct arch_specific_insn *ai);
@@ -104,6 +104,11 @@ int kprobe_insn_boundary(unsigned long addr);
 int kprobe_region_check(unsigned long start, unsigned long end);
 
 #ifdef CONFIG_OPTPROBES
+/* The labels of the detour template (optimize.c), to copy it from. */
+extern const u8 optprobe_tmpl_save[], optprobe_tmpl_clac[], optprobe_tmpl_op[],
+	optprobe_tmpl_call[], optprobe_tmpl_jnz[], optprobe_tmpl_restore[],
+	optprobe_tmpl_redirect[], optprobe_tmpl_end[];
+
 void optprobe_restore_original(u8 *buf, unsigned long addr, int len);
 void optprobe_text_applied(void);
 #else

@@ -141,7 +141,7 @@ static unsigned long relative_target(struct insn *insn, unsigned long pc)
 
 /*
  * With IBT a near indirect jmp lands only on an ENDBR, which no region
- * holds (see opt.c), unless it has the notrack prefix. The kernel is then
+ * holds (see optimize.c), unless it has the notrack prefix. The kernel is then
  * built without jump tables (-fno-jump-tables, see arch/x86/Makefile):
  * such a jmp is a tail call. So is a jump to a retpoline thunk, which
  * alternatives may turn into a plain jmp through the register at boot.

@@ -41,7 +41,7 @@ static __always_inline void ftrace_site_hit(unsigned long ip, struct pt_regs *re
 
 	/*
 	 * "Execute" the ftrace call: the function goes on after it. The
-	 * post_handler is read once, as in finish_hit() (core.c).
+	 * post_handler is read once, as in finish_hit() (breakpoint.c).
 	 */
 	post = READ_ONCE(p->post_handler);
 	if (post) {

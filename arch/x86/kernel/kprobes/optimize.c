@@ -37,13 +37,13 @@
 #include <linux/static_call.h>
 #include <linux/preempt.h>
 #include <linux/perf_event.h>
+#include <linux/cpufeature.h>
+#include <linux/unaligned.h>
 
-#include <asm/cpufeature.h>
 #include <asm/text-patching.h>
 #include <asm/insn.h>
 #include <asm/segment.h>
 #include <asm/ibt.h>
-#include <linux/unaligned.h>
 
 #include "common.h"
 
@@ -95,10 +95,6 @@ asm(
 	"optprobe_tmpl_end:\n"
 	".popsection\n"
 );
-
-extern const u8 optprobe_tmpl_save[], optprobe_tmpl_clac[], optprobe_tmpl_op[],
-	optprobe_tmpl_call[], optprobe_tmpl_jnz[], optprobe_tmpl_restore[],
-	optprobe_tmpl_redirect[], optprobe_tmpl_end[];
 
 /*
  * Sites whose text holds their jump (arch_optimized_insn::in_text): from

@@ -62,11 +62,11 @@
 #include <linux/set_memory.h>
 #include <linux/execmem.h>
 #include <linux/cfi.h>
+#include <linux/cacheflush.h>
+#include <linux/uaccess.h>
 
 #include <asm/text-patching.h>
-#include <asm/cacheflush.h>
 #include <asm/desc.h>
-#include <linux/uaccess.h>
 #include <asm/alternative.h>
 #include <asm/insn.h>
 #include <asm/debugreg.h>
@@ -641,7 +641,7 @@ void arch_kprobe_queue_arm(struct kprobe *p, bool arm)
 
 void arch_kprobe_queue_apply(void)
 {
-	text_poke_finish();	/* the jumps of optimized probes (opt.c) */
+	text_poke_finish();	/* the jumps of optimized probes (optimize.c) */
 	optprobe_text_applied();
 	text_poke_sync();
 }

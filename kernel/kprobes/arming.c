@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Arming: putting a site's breakpoint in the text (or its ip in our
+ * ftrace filters) and taking it out, batched per registration call.
+ */
+
+#define pr_fmt(fmt) "kprobes: " fmt
+
+#include "internal.h"
+
+/*
+ * The arch batches breakpoint writes: it queues each one and serializes
+ * all CPUs once when the batch is applied. An arch without batching
+ * arms each site at once; the default does that.
+ */
+void __weak arch_kprobe_queue_arm(struct kprobe *p, bool arm)
+{
+	if (arm)
+		arch_arm_kprobe(p);
+	else
+		arch_disarm_kprobe(p);
+}
+
+void __weak arch_kprobe_queue_apply(void)
+{
+}
+
+/* Should the text at this site trap (or ftrace call us) right now? */
+bool site_wants_armed(struct kprobe *site)
+{
+	/*
+	 * The probe an arch puts on its own kretprobe trampoline (powerpc,
+	 * mips, sh, sparc, parisc, arc) stays armed when all are switched
+	 * off, as in the tree: returns through it must still be caught.
+	 */
+	bool switched_off = kprobes_all_disarmed && !arch_trampoline_kprobe(site);
+
+	return !switched_off && !kprobe_disabled(site) &&
+	       !(site->flags & KPROBE_FLAG_DYING);
+}
+
+bool site_is_armed(struct kprobe *site)
+{
+	return site->flags & KPROBE_FLAG_ARMED;
+}
+
+/* Room for one more change in @l, and for applying it. */
+static int ftrace_changes_reserve(struct ftrace_filter_changes *l)
+{
+	struct ftrace_filter_change *change;
+	unsigned long *ips;
+	unsigned int n;
+
+	if (l->nr < l->max)
+		return 0;
+	n = max(16U, 2 * l->max);
+	change = krealloc_array(l->change, n, sizeof(*change), GFP_KERNEL);
+	if (!change)
+		return -ENOMEM;
+	l->change = change;
+	ips = krealloc_array(l->ips, n, sizeof(*ips), GFP_KERNEL);
+	if (!ips)
+		return -ENOMEM;
+	l->ips = ips;
+	l->max = n;
+	return 0;
+}
+
+static void ftrace_changes_add(struct ftrace_filter_changes *l, void *addr, int delta)
+{
+	l->change[l->nr].ip = (unsigned long)addr;
+	l->change[l->nr].delta = delta;
+	l->nr++;
+}
+
+/*
+ * Queue arming or disarming an ftrace site. Its ops is chosen by its
+ * handlers when it is armed and kept while it stays armed, as in the
+ * tree: moving the site when a probe with a post_handler joins or leaves
+ * would take it out of one filter and put it in the other by two ftrace
+ * updates, and calls made between them would reach the handlers twice or
+ * not at all.
+ */
+static int ftrace_site_sync(struct kprobe_batch *b, struct kprobe *site, bool want)
+{
+	bool ipmodify;
+	int kind;
+
+	if (want == site_is_armed(site))
+		return 0;
+	ipmodify = want ? !!site->post_handler : site->flags & KPROBE_FLAG_IPMODIFY;
+	kind = ipmodify ? FTRACE_OPS_IPMODIFY : FTRACE_OPS_PLAIN;
+	if (ftrace_changes_reserve(&b->ftrace[kind]))
+		return -ENOMEM;
+	ftrace_changes_add(&b->ftrace[kind], site->addr, want ? 1 : -1);
+	site->flags &= ~(KPROBE_FLAG_ARMED | KPROBE_FLAG_IPMODIFY);
+	if (want)
+		site->flags |= KPROBE_FLAG_ARMED | (ipmodify ? KPROBE_FLAG_IPMODIFY : 0);
+	return 0;
+}
+
+#ifdef CONFIG_KPROBES_ON_FTRACE
+bool kprobe_ftrace_disabled __read_mostly;
+
+/*
+ * ftrace lets one ftrace_ops per function change the IP it returns to
+ * (FTRACE_OPS_FL_IPMODIFY), and livepatch's does. A probe may need it
+ * only for its post_handler (the handler sees the IP after the call and
+ * may change it), so sites armed with a post_handler are in
+ * kprobe_ipmodify_ops and the others in kprobe_ftrace_ops: a kprobe
+ * event or a BPF program at a function's entry then lives beside a
+ * livepatch of that function. A pre_handler that redirects does so
+ * without the flag, as in the tree, and so does a probe with a
+ * post_handler that joins a site already armed without one.
+ */
+static struct ftrace_ops kprobe_ftrace_ops __read_mostly = {
+	.func = kprobe_ftrace_handler,
+	.flags = FTRACE_OPS_FL_SAVE_REGS,
+};
+
+static struct ftrace_ops kprobe_ipmodify_ops __read_mostly = {
+	.func = kprobe_ftrace_handler,
+	.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY,
+};
+
+static struct ftrace_ops *const kprobe_ftrace_ops_by_kind[FTRACE_OPS_NR] = {
+	[FTRACE_OPS_PLAIN] = &kprobe_ftrace_ops,
+	[FTRACE_OPS_IPMODIFY] = &kprobe_ipmodify_ops,
+};
+
+/* How many sites are in each ops' filter. Under kprobe_mutex. */
+static unsigned int kprobe_ftrace_users[FTRACE_OPS_NR];
+
+/*
+ * Add @ips to, or remove them from, one of our ftrace filters. An ops is
+ * registered only while its filter is not empty: an empty filter would
+ * mean "every function".
+ */
+static int ftrace_filter_update(int kind, unsigned long *ips, unsigned int nr,
+				bool remove)
+{
+	struct ftrace_ops *ops = kprobe_ftrace_ops_by_kind[kind];
+	unsigned int *users = &kprobe_ftrace_users[kind];
+	int ret;
+
+	if (kprobe_ftrace_disabled)
+		return -ENODEV;
+
+	if (remove) {
+		if (*users == nr)
+			unregister_ftrace_function(ops);
+		*users -= nr;
+		return ftrace_set_filter_ips(ops, ips, nr, 1, 0);
+	}
+
+	ret = ftrace_set_filter_ips(ops, ips, nr, 0, 0);
+	if (ret)
+		return ret;
+	if (!*users) {
+		ret = register_ftrace_function(ops);
+		if (ret) {
+			ftrace_set_filter_ips(ops, ips, nr, 1, 0);
+			return ret;
+		}
+	}
+	*users += nr;
+	return 0;
+}
+
+/**
+ * kprobe_ftrace_kill() - ftrace is dying; probes on its sites stop firing
+ */
+void kprobe_ftrace_kill(void)
+{
+	kprobe_ftrace_disabled = true;
+}
+#else
+static int ftrace_filter_update(int kind, unsigned long *ips, unsigned int nr,
+				bool remove)
+{
+	return -ENODEV;
+}
+#endif
+
+static int cmp_filter_change(const void *a, const void *b)
+{
+	const struct ftrace_filter_change *x = a, *y = b;
+
+	return order_ulong(x->ip, y->ip);
+}
+
+/*
+ * Apply a batch's changes to one filter and free them: removals first,
+ * then additions. Sites that could not be added are marked unarmed.
+ * The ips to add fill l->ips from the front, those to remove from the
+ * back: together they are at most one per change.
+ */
+int ftrace_changes_apply(struct ftrace_filter_changes *l, int kind)
+{
+	struct ftrace_filter_change *c = l->change;
+	unsigned int i, j, nr_add = 0, nr_del = 0;
+	unsigned long *add = l->ips, *del;
+	int ret = 0, err, sum;
+
+	if (!l->nr)
+		goto out;
+	sort(c, l->nr, sizeof(*c), cmp_filter_change, NULL);
+	for (i = 0; i < l->nr; i = j) {
+		for (sum = 0, j = i; j < l->nr && c[j].ip == c[i].ip; j++)
+			sum += c[j].delta;
+		if (sum > 0)
+			add[nr_add++] = c[i].ip;
+		else if (sum < 0)
+			l->ips[l->nr - ++nr_del] = c[i].ip;
+	}
+	del = l->ips + l->nr - nr_del;
+	if (nr_del)
+		ret = ftrace_filter_update(kind, del, nr_del, true);
+	if (nr_add) {
+		err = ftrace_filter_update(kind, add, nr_add, false);
+		if (err) {
+			pr_warn("could not arm %u ftrace sites: %d\n", nr_add, err);
+			for (i = 0; i < nr_add; i++) {
+				struct kprobe *site = get_kprobe((void *)add[i]);
+
+				if (site)
+					site->flags &= ~(KPROBE_FLAG_ARMED | KPROBE_FLAG_IPMODIFY);
+			}
+		}
+		ret = ret ?: err;
+	}
+out:
+	kfree(l->change);
+	kfree(l->ips);
+	return ret;
+}
+
+void kprobes_lock_text(void)
+{
+	cpus_read_lock();
+	jump_label_lock();
+	mutex_lock(&text_mutex);
+}
+
+/*
+ * Start a batch; text_mutex is held until batch_publish(). Paths that may
+ * write text near a retiring site's jump, or need it gone, start with
+ * batch_begin_retired() instead.
+ */
+void batch_begin(struct kprobe_batch *b)
+{
+	memset(b, 0, sizeof(*b));
+	INIT_LIST_HEAD(&b->free_list);
+	INIT_LIST_HEAD(&b->free_aggregates);
+	kprobes_lock_text();
+}
+
+void kprobes_unlock_text(void)
+{
+	mutex_unlock(&text_mutex);
+	jump_label_unlock();
+	cpus_read_unlock();
+}
+
+/* Apply the queued breakpoint writes; text_mutex held. */
+void batch_apply_text(struct kprobe_batch *b)
+{
+	if (b->poked)
+		arch_kprobe_queue_apply();
+	b->poked = false;
+}
+
+/*
+ * Bring a site's armed state in line with site_wants_armed(), and its
+ * optimization with site_check_optimizable(). Breakpoint writes are queued
+ * in the arch (the caller holds text_mutex and calls batch_apply_text());
+ * ftrace sites are collected for batch_publish().
+ */
+int site_sync_armed(struct kprobe_batch *b, struct kprobe *site)
+{
+	bool want = site_wants_armed(site);
+
+	site_sync_optimized(b, site, want);
+	if (kprobe_ftrace(site))
+		return ftrace_site_sync(b, site, want);
+	if (want == site_is_armed(site))
+		return 0;
+	if (kprobe_gone(site)) {
+		/* Its text is gone: there is no breakpoint to take out. */
+		site->flags &= ~KPROBE_FLAG_ARMED;
+		return 0;
+	}
+	arch_kprobe_queue_arm(site, want);
+	b->poked = true;
+	site->flags ^= KPROBE_FLAG_ARMED;
+	return 0;
+}

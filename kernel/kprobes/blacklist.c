@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The blacklist: the functions and ranges no probe may be placed in,
+ * from NOKPROBE_SYMBOL(), the arch, and each module's own list.
+ */
+
+#define pr_fmt(fmt) "kprobes: " fmt
+
+#include "internal.h"
+
+bool __weak arch_within_kprobe_blacklist(unsigned long addr)
+{
+	return false;
+}
+
+/* -1, 0 or 1 as @x is below, equal to or above @y: for the sorts below. */
+int order_ulong(unsigned long x, unsigned long y)
+{
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The blacklist entry holding @addr, or NULL. The entries are freed only
+ * with their module's text, under kprobe_mutex: hold it, or RCU.
+ */
+struct kprobe_blacklist_entry *blacklist_entry_of(unsigned long addr)
+{
+	struct kprobe_blacklist_entry *ent;
+
+	list_for_each_entry_rcu(ent, &kprobe_blacklist, list,
+				lockdep_is_held(&kprobe_mutex))
+		if (addr - ent->start_addr < ent->end_addr - ent->start_addr)
+			return ent;
+	return NULL;
+}
+
+/* Is @addr in one of the blacklisted ranges? */
+bool in_blacklisted_range(unsigned long addr)
+{
+	if (arch_within_kprobe_blacklist(addr))
+		return true;
+	guard(rcu)();
+	return blacklist_entry_of(addr);
+}
+
+/*
+ * The compiler splits functions and makes specialized copies of them,
+ * named after the function with a suffix: foo.cold, foo.isra.0,
+ * foo.constprop.0, foo.part.0. NOKPROBE_SYMBOL(foo) names only foo, yet
+ * the pieces run on the same paths. Return the address of the function
+ * the symbol @name (of module @modname, or of vmlinux for NULL) is a
+ * piece of, looked up in the same module; 0 when it is none.
+ */
+static unsigned long piece_origin(const char *name, const char *modname)
+{
+	char whole[MODULE_NAME_LEN + 1 + KSYM_NAME_LEN];
+	const char *suffix = strchr(name, '.');
+	int len;
+
+	if (!suffix || suffix == name)
+		return 0;
+	len = suffix - name;
+	if (modname)
+		snprintf(whole, sizeof(whole), "%s:%.*s", modname, len, name);
+	else
+		snprintf(whole, sizeof(whole), "%.*s", len, name);
+	return (unsigned long)kprobe_lookup_name(whole, 0);
+}
+
+/* Is @addr, in the symbol @name of @modname, a piece of a blacklisted function? */
+bool blacklisted_piece(unsigned long addr, const char *name,
+		       const char *modname)
+{
+	unsigned long whole = piece_origin(name, modname);
+
+	return whole && whole != addr && in_blacklisted_range(whole);
+}
+
+/**
+ * within_kprobe_blacklist() - may no probe be placed at @addr?
+ * @addr: a kernel text address
+ *
+ * Return: true when @addr is in a blacklisted range, or in a piece the
+ * compiler split off a blacklisted function (foo.cold, foo.isra.0, ...).
+ */
+bool within_kprobe_blacklist(unsigned long addr)
+{
+	char name[KSYM_NAME_LEN];
+	char *modname = NULL;
+
+	if (in_blacklisted_range(addr))
+		return true;
+	if (!kallsyms_lookup(addr, NULL, NULL, &modname, name))
+		return false;
+	return blacklisted_piece(addr, name, modname);
+}
+EXPORT_SYMBOL_GPL(within_kprobe_blacklist);
+
+/**
+ * kprobe_add_area_blacklist() - blacklist a range of text
+ * @start: first address
+ * @end: one past the last address
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int kprobe_add_area_blacklist(unsigned long start, unsigned long end)
+{
+	struct kprobe_blacklist_entry *ent;
+
+	if (start >= end)
+		return 0;
+	ent = kmalloc(sizeof(*ent), GFP_KERNEL);
+	if (!ent)
+		return -ENOMEM;
+	ent->start_addr = start;
+	ent->end_addr = end;
+	list_add_tail_rcu(&ent->list, &kprobe_blacklist);
+	return 0;
+}
+
+/**
+ * kprobe_add_ksym_blacklist() - blacklist the whole symbol around @entry
+ * @entry: an address inside a symbol
+ *
+ * Return: the symbol's size on success, -EINVAL when @entry is in no
+ * symbol, or -ENOMEM.
+ */
+int kprobe_add_ksym_blacklist(unsigned long entry)
+{
+	unsigned long size, offset;
+	int ret;
+
+	if (!kallsyms_lookup_size_offset(entry, &size, &offset))
+		return -EINVAL;
+	ret = kprobe_add_area_blacklist(entry - offset, entry - offset + size);
+	return ret ? ret : size;
+}
+
+int __weak arch_populate_kprobe_blacklist(void)
+{
+	return 0;
+}
+
+/* Blacklist each symbol named in a '_kprobe_blacklist' array. */
+void blacklist_symbols(unsigned long *start, unsigned long *end)
+{
+	unsigned long *iter;
+
+	for (iter = start; iter < end; iter++) {
+		unsigned long addr = (unsigned long)dereference_symbol_descriptor((void *)*iter);
+
+		if (kprobe_add_ksym_blacklist(addr) < 0)
+			pr_warn("cannot blacklist %pS\n", (void *)addr);
+	}
+}
+
+int __init populate_kprobe_blacklist(void)
+{
+	blacklist_symbols(__start_kprobe_blacklist, __stop_kprobe_blacklist);
+
+	/* Sections whose code runs where a breakpoint cannot be taken. */
+	kprobe_add_area_blacklist((unsigned long)__kprobes_text_start,
+				  (unsigned long)__kprobes_text_end);
+	kprobe_add_area_blacklist((unsigned long)__noinstr_text_start,
+				  (unsigned long)__noinstr_text_end);
+
+	return arch_populate_kprobe_blacklist();
+}

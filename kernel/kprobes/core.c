@@ -1,0 +1,1879 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Kernel probes: the arch-agnostic core.
+ *
+ * A kprobe makes the CPU call a handler when it reaches one kernel
+ * instruction. The arch plants a breakpoint there (or, at a function's
+ * ftrace site, asks ftrace to call us), finds the probe on a hit with
+ * get_kprobe(), runs the handlers and then executes the original
+ * instruction out of line.
+ *
+ * Sites and members
+ * -----------------
+ * The hash table holds one struct kprobe per probed address: the "site".
+ * A lone probe is its own site. When a second probe arrives at the same
+ * address, an aggregate kprobe is allocated, takes over the first probe's
+ * arch state (its instruction copy) and replaces it in the table; the
+ * user probes become "members" on the aggregate's ->list, and the
+ * aggregate's handlers call theirs. An aggregate lives until its last
+ * member leaves.
+ *
+ * States of a user probe, and where each transition happens
+ * ---------------------------------------------------------
+ *
+ *   (unregistered) --register_kprobes()--> ENABLED, or DISABLED if asked
+ *   ENABLED --disable_kprobe()--> DISABLED --enable_kprobe()--> ENABLED
+ *   (any registered state) --unregister_kprobes()--> (unregistered)
+ *   ENABLED/DISABLED --its text is freed--> GONE
+ *	(kprobes_module_callback(), kprobe_free_init_mem())
+ *
+ * A probe's flags say which (KPROBE_FLAG_DISABLED, KPROBE_FLAG_GONE). A
+ * site is *armed* (breakpoint in the text, or its ip in our ftrace
+ * filter) exactly when site_wants_armed() says so: it is not gone, at
+ * least one member is enabled, and kprobes are not globally disarmed.
+ * Every path that may change that answer ends in site_sync_armed(),
+ * which is the one place that arms or disarms. Arming is batched: sites
+ * are queued and the text is patched and serialized once per batch
+ * (see struct kprobe_batch), and a batch of removals waits for one RCU
+ * grace period, not one per probe.
+ *
+ * Optimization (CONFIG_OPTPROBES)
+ * -------------------------------
+ * An armed site may instead be reached by a jump into a detour buffer
+ * the arch built for it at registration (such sites are aggregates, so
+ * the core owns the memory). Its states, on top of "armed":
+ *
+ *   armed --queued--> QUEUED --optimizer claims it--> QUEUED + OPT_READY
+ *     --grace period, jump written--> OPTIMIZED
+ *   any of these --site_check_optimizable() turns false--> armed (or
+ *     disarmed), jump taken out in the caller's batch
+ *   OPTIMIZED --its last probe unregistered--> retiring
+ *     --retire_some_sites()--> jump taken out, site freed
+ *
+ * A retiring site has no members, so its detour runs no handler; it is
+ * out of the table, but its jump stays until unregistering (while its
+ * grace period lasts), retire_work or the next path that must not meet
+ * it writes the text back (see retiring_sites); it is freed after an
+ * RCU-tasks grace period (see retired_sites). So is every site whose
+ * jump was ever written, however it lost it before its last probe went
+ * (KPROBE_FLAG_JUMPED): a task may still be on its way through the
+ * detour to the handler call, which reads the site.
+ *
+ * site_check_optimizable() is site_wants_armed() plus: the sysctl is 1,
+ * the site has a detour, no post_handler, and no other probe inside the
+ * region the jump covers; a site kept back only by such a probe is
+ * marked OPT_BLOCKED, and requeued when a probe near it goes
+ * (requeue_covering_sites()). site_sync_armed() calls site_sync_optimized(),
+ * so the same single place queues, dequeues and unoptimizes; only the
+ * optimizer (kprobe_optimizer()) writes jumps. OPT_READY tells the arch
+ * that breakpoint hits must continue in the detour's copy of the region,
+ * so that after the optimizer's grace period no task is inside it.
+ *
+ * Locking
+ * -------
+ * kprobe_mutex serializes every change: the hash table and the hit
+ * path's index of sites, the members lists, every probe's flags, the
+ * blacklist and the global switch. The hit path takes no lock: it runs
+ * with interrupts or preemption disabled, which makes it an RCU reader,
+ * searches the index (see struct kprobe_index) and walks the members
+ * list with the _rcu list primitives. Writers publish with release
+ * stores and the _rcu list primitives and wait for a grace period
+ * (batch_publish() starts it, batch_release() waits) before they free
+ * a site, an aggregate or an instruction slot.
+ *
+ * Lock order: kprobe_mutex -> cpus_read_lock -> jump_label_lock ->
+ * text_mutex. ftrace takes text_mutex itself, so ftrace filters are
+ * changed with text_mutex released. The optimizer waits for its grace
+ * period with no lock held.
+ *
+ * Instruction slots and detour buffers that a preempted task may still
+ * be inside are freed "dirty" and reused after an RCU-tasks grace period
+ * (reap_dirty_slots()), without making unregister wait for it. *
+ * Files
+ * -----
+ * This file holds the table, aggregates, address resolution and the
+ * life cycle above (registering, unregistering, enable/disable, text
+ * going away, init). The rest of kernel/kprobes/ each own one concept
+ * and its data, reached through internal.h: arming.c (breakpoints and
+ * ftrace filters, batched), optimizer.c (jumps), slots.c (instruction
+ * slots), blacklist.c, counters.c (per-CPU hit counters), kretprobe.c
+ * (return instances) and debugfs.c (the files under
+ * /sys/kernel/debug/kprobes/).
+ */
+
+#define pr_fmt(fmt) "kprobes: " fmt
+
+#include "internal.h"
+
+/* Every registration-side change; see "Locking" above. */
+DEFINE_MUTEX(kprobe_mutex);
+
+/* Sites by address, for the registration side; kprobe_mutex. */
+struct hlist_head kprobe_table[KPROBE_TABLE_SIZE];
+
+/* True while /sys/kernel/debug/kprobes/enabled is 0. Under kprobe_mutex. */
+bool kprobes_all_disarmed;
+
+/* Set by init_kprobes(); until then registration is refused. */
+bool kprobes_initialized;
+
+/*
+ * The rule that refused the last probe point or optimization looked at:
+ * a string constant, for the query file. Under kprobe_mutex.
+ */
+const char *refusal_rule;
+
+/* A rule the query file adds to: it names the blacklist entry. */
+const char *const rule_blacklisted = "blacklisted";
+
+int kprobe_refuse(int err, const char *rule)
+{
+	lockdep_assert_held(&kprobe_mutex);
+	refusal_rule = rule;
+	return err;
+}
+
+/*
+ * current_kprobe and kprobe_ctlblk are the arch's (each arch defines
+ * them, as in the tree: the control block is its own type). Exported,
+ * with get_kprobe(), so that modules can use kprobe_running().
+ */
+EXPORT_PER_CPU_SYMBOL_GPL(current_kprobe);
+
+/* Ranges no probe may be placed in. Written under kprobe_mutex, read under RCU. */
+LIST_HEAD(kprobe_blacklist);
+
+static struct hlist_head *kprobe_bucket(const void *addr)
+{
+	return &kprobe_table[hash_ptr(addr, KPROBE_HASH_BITS)];
+}
+
+/*
+ * The hit path's index of sites by address, so that a hit costs the same
+ * with one site or 100,000: an open-addressing table (linear probing)
+ * that grows and shrinks with the number of sites, each time rebuilt and
+ * published whole. The hash table above stays for the registration side:
+ * its walks, and the hlist node that users such as trace_kprobe look at
+ * to tell a registered probe.
+ *
+ * Writers hold kprobe_mutex and keep at least half of the entries empty,
+ * so every search ends at an empty entry. An entry's site is written
+ * before its address, with release; readers load the address with
+ * acquire. A removed entry becomes a tombstone, which searches go past.
+ * A removed site, and a replaced index, are freed after a grace period.
+ */
+#define INDEX_EMPTY		0UL
+#define INDEX_TOMBSTONE		1UL
+#define INDEX_MIN_BITS		6
+
+struct kprobe_index_entry {
+	unsigned long addr;
+	struct kprobe *site;
+};
+
+struct kprobe_index {
+	struct kprobe_index_entry *entry;
+	unsigned long mask;
+	unsigned int shift;		/* 64 - log2(number of entries) */
+	unsigned int used;		/* entries not empty: live and tombstones */
+	unsigned int live;
+	struct rcu_head rcu;
+};
+
+/* Until the first site arrives: two empty entries, never freed. */
+static struct kprobe_index_entry boot_index_entries[2];
+static struct kprobe_index boot_index = {
+	.entry = boot_index_entries,
+	.mask = 1,
+	.shift = 63,
+};
+static struct kprobe_index __rcu *kprobe_index = RCU_INITIALIZER(&boot_index);
+
+static nokprobe_inline unsigned long index_start(const struct kprobe_index *idx,
+						 unsigned long addr)
+{
+	return (addr * GOLDEN_RATIO_64) >> idx->shift;
+}
+
+/**
+ * get_kprobe() - find the probe site at an address
+ * @addr: the probed instruction's address
+ *
+ * Called on the hit path with preemption or interrupts disabled, or with
+ * kprobe_mutex held.
+ *
+ * Return: the site (a lone probe or an aggregate), or NULL.
+ */
+struct kprobe *get_kprobe(void *addr)
+{
+	struct kprobe_index_entry *entry;
+	struct kprobe_index *idx;
+	unsigned long i, a, mask;
+
+	idx = rcu_dereference_check(kprobe_index, lockdep_is_held(&kprobe_mutex) ||
+				    rcu_read_lock_any_held());
+	/* In locals: each acquire below is a compiler barrier. */
+	entry = idx->entry;
+	mask = idx->mask;
+	for (i = index_start(idx, (unsigned long)addr);; i = (i + 1) & mask) {
+		/* Pairs with index_fill(): the site is read after its address. */
+		a = smp_load_acquire(&entry[i].addr);
+		if (a == (unsigned long)addr)
+			return READ_ONCE(entry[i].site);
+		if (a == INDEX_EMPTY)
+			return NULL;
+	}
+}
+EXPORT_SYMBOL_GPL(get_kprobe);
+NOKPROBE_SYMBOL(get_kprobe);
+
+static struct kprobe_index *index_locked(void)
+{
+	return rcu_dereference_protected(kprobe_index, lockdep_is_held(&kprobe_mutex));
+}
+
+/* The entry holding @addr, or the first free one on its way; kprobe_mutex. */
+static struct kprobe_index_entry *index_find(struct kprobe_index *idx,
+					     unsigned long addr, bool want_free)
+{
+	unsigned long i;
+
+	for (i = index_start(idx, addr);; i = (i + 1) & idx->mask) {
+		struct kprobe_index_entry *e = &idx->entry[i];
+
+		if (e->addr == addr ? !want_free :
+		    e->addr == INDEX_EMPTY || (want_free && e->addr == INDEX_TOMBSTONE))
+			return e;
+	}
+}
+
+static void index_fill(struct kprobe_index *idx, struct kprobe *site)
+{
+	struct kprobe_index_entry *e = index_find(idx, (unsigned long)site->addr, true);
+
+	if (e->addr == INDEX_EMPTY)
+		idx->used++;
+	idx->live++;
+	WRITE_ONCE(e->site, site);
+	/* Pairs with get_kprobe(): the address is published last. */
+	smp_store_release(&e->addr, (unsigned long)site->addr);
+}
+
+/*
+ * Publish a new index with room for @nr sites (20 to 40 percent full,
+ * so that it is not rebuilt again soon) holding the live entries of the
+ * current one; the old one is freed after a grace period.
+ */
+static int index_rebuild(unsigned int nr)
+{
+	struct kprobe_index *old = index_locked(), *idx;
+	unsigned int bits = max(INDEX_MIN_BITS, order_base_2(nr * 5 / 2 + 1));
+	unsigned long i;
+
+	idx = kvzalloc(sizeof(*idx) + (sizeof(idx->entry[0]) << bits), GFP_KERNEL);
+	if (!idx)
+		return -ENOMEM;
+	idx->entry = (struct kprobe_index_entry *)(idx + 1);
+	idx->mask = BIT(bits) - 1;
+	idx->shift = 64 - bits;
+	for (i = 0; i <= old->mask; i++)
+		if (old->entry[i].addr > INDEX_TOMBSTONE)
+			index_fill(idx, old->entry[i].site);
+	rcu_assign_pointer(kprobe_index, idx);
+	if (old != &boot_index)
+		kvfree_rcu(old, rcu);
+	return 0;
+}
+
+/* Make room for one more site, so that index_insert() cannot fail. */
+static int index_reserve(void)
+{
+	struct kprobe_index *idx = index_locked();
+
+	if (2 * (idx->used + 1) <= idx->mask + 1)
+		return 0;
+	return index_rebuild(idx->live + 1);
+}
+
+static void index_insert(struct kprobe *site)
+{
+	index_fill(index_locked(), site);
+}
+
+/* @site takes over @old's entry (an aggregate replacing a lone probe). */
+static void index_replace(struct kprobe *old, struct kprobe *site)
+{
+	struct kprobe_index_entry *e = index_find(index_locked(), (unsigned long)old->addr,
+						  false);
+
+	if (WARN_ON_ONCE(e->addr != (unsigned long)old->addr))
+		return;
+	/*
+	 * Release: a reader that finds the new site through this pointer
+	 * sees it initialized (the read is ordered by its dependency on
+	 * the pointer).
+	 */
+	smp_store_release(&e->site, site);
+}
+
+static void index_remove(struct kprobe *site)
+{
+	struct kprobe_index *idx = index_locked();
+	struct kprobe_index_entry *e = index_find(idx, (unsigned long)site->addr, false);
+
+	if (WARN_ON_ONCE(e->addr != (unsigned long)site->addr))
+		return;
+	WRITE_ONCE(e->addr, INDEX_TOMBSTONE);
+	idx->live--;
+}
+
+/* After removals: give memory back when the index is mostly empty. */
+static void index_shrink(void)
+{
+	struct kprobe_index *idx = index_locked();
+
+	if (idx->mask + 1 > BIT(INDEX_MIN_BITS) && 16 * idx->live < idx->mask + 1)
+		index_rebuild(idx->live);	/* on failure, the old one serves */
+}
+
+/* ---- aggregate sites ---------------------------------------------------- */
+
+/*
+ * A member redirected: the site counted this hit for every member, but
+ * those after @p did not run. Rare; the common path pays nothing for it.
+ */
+static noinline void uncount_members_after(struct kprobe *site, struct kprobe *p)
+{
+	list_for_each_entry_continue_rcu(p, &site->list, list)
+		if (p->flags & KPROBE_FLAG_SITE_COUNTED)
+			this_cpu_dec(*p->nhit);
+}
+NOKPROBE_SYMBOL(uncount_members_after);
+
+/*
+ * Inlined in both of its callers: a call more on every hit of an
+ * aggregate costs about as much as the loop itself for one member.
+ */
+static __always_inline int run_member_pre_handlers(struct kprobe *site,
+						   struct pt_regs *regs)
+{
+	struct kprobe *p;
+
+	list_for_each_entry_rcu(p, &site->list, list) {
+		if (p->flags & KPROBE_MEMBER_SKIP)
+			continue;
+		__this_cpu_write(current_kprobe, p);
+		if (p->pre_handler(p, regs)) {
+			uncount_members_after(site, p);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/**
+ * aggr_run_pre_handlers() - run an aggregate's pre_handlers for one hit
+ * @site: the aggregate that was hit; its hit was counted by the caller
+ * @regs: the hit's registers
+ *
+ * Runs every enabled member's pre_handler in order, each as
+ * current_kprobe, and stops at one that redirects.
+ *
+ * Return: 1 when a pre_handler returned non-zero, else 0.
+ */
+int aggr_run_pre_handlers(struct kprobe *site, struct pt_regs *regs)
+{
+	return run_member_pre_handlers(site, regs);
+}
+NOKPROBE_SYMBOL(aggr_run_pre_handlers);
+
+/* An aggregate's pre_handler on the breakpoint and ftrace paths. */
+int aggr_pre_handler(struct kprobe *site, struct pt_regs *regs)
+{
+	if (!arch_kprobe_counts_hits)
+		kprobe_count_hit(site);
+	if (run_member_pre_handlers(site, regs))
+		return 1;
+	__this_cpu_write(current_kprobe, site);
+	return 0;
+}
+NOKPROBE_SYMBOL(aggr_pre_handler);
+
+void aggr_post_handler(struct kprobe *site, struct pt_regs *regs,
+		       unsigned long flags)
+{
+	struct kprobe *p;
+
+	list_for_each_entry_rcu(p, &site->list, list) {
+		if (kprobe_disabled(p) || !p->post_handler)
+			continue;
+		__this_cpu_write(current_kprobe, p);
+		p->post_handler(p, regs, flags);
+	}
+	__this_cpu_write(current_kprobe, site);
+}
+NOKPROBE_SYMBOL(aggr_post_handler);
+
+/**
+ * kprobes_inc_nmissed_count() - count a hit whose handlers were skipped
+ * @p: the site that was hit
+ *
+ * A hit on an aggregate counts against every member.
+ */
+void kprobes_inc_nmissed_count(struct kprobe *p)
+{
+	struct kprobe *member;
+
+	if (!kprobe_is_aggr(p)) {
+		p->nmissed++;
+		return;
+	}
+	list_for_each_entry_rcu(member, &p->list, list)
+		member->nmissed++;
+}
+NOKPROBE_SYMBOL(kprobes_inc_nmissed_count);
+
+/* ---- kprobe_busy: make probes hit in a region count as missed ---------- */
+
+/*
+ * The current_kprobe of a busy CPU. Nothing runs it; code that looks at
+ * a running probe's address (the arches' fault paths) finds one in
+ * kprobes' own text.
+ */
+static struct kprobe kprobe_busy = {
+	.addr = (void *)kprobe_busy_begin,
+};
+
+/**
+ * kprobe_busy_begin() - treat this CPU as if it were running a handler
+ *
+ * Probes hit until kprobe_busy_end() skip their handlers and count a
+ * miss. rethook and fprobe use this around their own handlers.
+ */
+void kprobe_busy_begin(void)
+{
+	preempt_disable();
+	__this_cpu_write(current_kprobe, &kprobe_busy);
+	__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_ACTIVE);
+}
+
+/**
+ * kprobe_busy_end() - end a kprobe_busy_begin() region
+ */
+void kprobe_busy_end(void)
+{
+	__this_cpu_write(current_kprobe, NULL);
+	preempt_enable();
+}
+
+/* ---- resolving the probe address --------------------------------------- */
+
+kprobe_opcode_t * __weak kprobe_lookup_name(const char *name, unsigned int offset)
+{
+	return (kprobe_opcode_t *)kallsyms_lookup_name(name);
+}
+
+kprobe_opcode_t * __weak arch_adjust_kprobe_addr(unsigned long addr,
+						 unsigned long offset,
+						 bool *on_func_entry)
+{
+	*on_func_entry = !offset;
+	return (kprobe_opcode_t *)(addr + offset);
+}
+
+/* The address a probe asks for: .addr, or .symbol_name's, plus .offset. */
+kprobe_opcode_t *probe_target(kprobe_opcode_t *addr, const char *symbol_name,
+			      unsigned long offset)
+{
+	if (!!addr == !!symbol_name)
+		return ERR_PTR(-EINVAL);
+
+	if (symbol_name) {
+		/*
+		 * A name several functions share means the first of them, as
+		 * kallsyms_lookup_name() finds it; kprobe_events refuses such
+		 * names before it gets here.
+		 */
+		addr = kprobe_lookup_name(symbol_name, offset);
+		if (!addr)
+			return ERR_PTR(-ENOENT);
+	}
+	return (kprobe_opcode_t *)((unsigned long)addr + offset);
+}
+
+/*
+ * Where the arch wants a probe on @addr, in the function starting at
+ * @func: past a landing pad at a function's entry. Sets @on_func_entry
+ * when it is a function's first instruction.
+ */
+static kprobe_opcode_t *place_in_function(unsigned long addr, unsigned long func,
+					  bool *on_func_entry)
+{
+	kprobe_opcode_t *where;
+
+	*on_func_entry = false;
+	where = arch_adjust_kprobe_addr(func, addr - func, on_func_entry);
+	return where ? where : ERR_PTR(-EINVAL);
+}
+
+/*
+ * probe_target() and place_in_function(), for callers outside a batch;
+ * the function's start goes to @func. An address in no symbol kallsyms
+ * knows is -ENOENT, as a name it does not know is.
+ */
+kprobe_opcode_t *resolve_probe_addr(kprobe_opcode_t *addr,
+				    const char *symbol_name,
+					   unsigned long offset,
+					   bool *on_func_entry, unsigned long *func)
+{
+	unsigned long func_offset;
+
+	addr = probe_target(addr, symbol_name, offset);
+	if (IS_ERR(addr))
+		return addr;
+	if (!kallsyms_lookup_size_offset((unsigned long)addr, NULL, &func_offset))
+		return ERR_PTR(-ENOENT);
+	*func = (unsigned long)addr - func_offset;
+	return place_in_function((unsigned long)addr, *func, on_func_entry);
+}
+
+/*
+ * The function around the probe add_probe() is placing, looked up once
+ * for the core's checks and the arch's: a module's symbols are searched
+ * one by one. Filled by place_probe() and kept for the next probes in the
+ * same function (every line of a function probed, say), but only after a
+ * probe in it registered: its text is then the kernel's or a module's,
+ * whose going mark_range_gone() hears of and empties it. Emptied on any
+ * failure (the text may be a BPF program, which goes unannounced).
+ * kprobe_mutex. @modname is empty for vmlinux.
+ */
+static struct {
+	unsigned long start;
+	unsigned long size;
+	char modname[MODULE_NAME_LEN];
+	char name[KSYM_NAME_LEN];
+} probed_function;
+
+/* Forget the remembered function: the query file looked at one only. */
+void forget_probed_function(void)
+{
+	probed_function.size = 0;
+}
+
+/**
+ * kprobe_function_bounds() - the function around a probed address
+ * @addr: a kernel text address
+ * @start: set to the function's first byte
+ * @size: set to its size in bytes
+ *
+ * For the arch's checks of a probe point, with kprobe_mutex held; the
+ * function of the probe being registered is remembered.
+ *
+ * Return: false when @addr is in no function kallsyms knows.
+ */
+bool kprobe_function_bounds(unsigned long addr, unsigned long *start,
+			    unsigned long *size)
+{
+	unsigned long offset;
+
+	lockdep_assert_held(&kprobe_mutex);
+	if (addr - probed_function.start < probed_function.size) {
+		*start = probed_function.start;
+		*size = probed_function.size;
+		return true;
+	}
+	if (!kallsyms_lookup_size_offset(addr, size, &offset))
+		return false;
+	*start = addr - offset;
+	return true;
+}
+
+/*
+ * Look up @p's function for the checks that follow and move @p->addr
+ * where the arch wants it: -ENOENT when it is in no function.
+ */
+static int place_probe(struct kprobe *p)
+{
+	unsigned long addr = (unsigned long)p->addr, size, offset;
+	kprobe_opcode_t *where;
+	char *modname = NULL;
+	bool on_func_entry;
+
+	if (addr - probed_function.start >= probed_function.size) {
+		probed_function.size = 0;
+		if (!kallsyms_lookup(addr, &size, &offset, &modname, probed_function.name))
+			return kprobe_refuse(-ENOENT, "in no function kallsyms knows");
+		strscpy(probed_function.modname, modname ?: "",
+			sizeof(probed_function.modname));
+		probed_function.start = addr - offset;
+		probed_function.size = size;
+	}
+	where = place_in_function(addr, probed_function.start, &on_func_entry);
+	if (IS_ERR(where))
+		return kprobe_refuse(PTR_ERR(where), "the arch places no probe there");
+	p->addr = where;
+	if (on_func_entry)
+		p->flags |= KPROBE_FLAG_ON_FUNC_ENTRY;
+	return 0;
+}
+
+/**
+ * kprobe_on_func_entry() - is this probe point a function's entry?
+ * @addr: address, or NULL when @sym is given
+ * @sym: symbol name, or NULL
+ * @offset: offset into @sym (or added to @addr)
+ *
+ * Return: 0 when it is, -EINVAL when it is not, or the error that
+ * resolving the address gave (-ENOENT, -EADDRNOTAVAIL).
+ */
+int kprobe_on_func_entry(kprobe_opcode_t *addr, const char *sym, unsigned long offset)
+{
+	bool on_func_entry;
+	unsigned long func;
+	kprobe_opcode_t *where = resolve_probe_addr(addr, sym, offset, &on_func_entry, &func);
+
+	if (IS_ERR(where))
+		return PTR_ERR(where);
+	return on_func_entry ? 0 : -EINVAL;
+}
+
+/* ---- preparing and releasing a site's arch state ------------------------ */
+
+#ifndef arch_remove_kprobe
+void __weak arch_remove_kprobe(struct kprobe *p)
+{
+}
+#endif
+
+#ifdef CONFIG_GENERIC_BUG
+static bool is_bug_site(unsigned long addr)
+{
+	return find_bug(addr);
+}
+#else
+static bool is_bug_site(unsigned long addr)
+{
+	return false;
+}
+#endif
+
+#ifdef CONFIG_MODULES
+/* Keep the module that holds @addr from going away while we place a probe. */
+static int pin_probed_module(unsigned long addr, struct module **probed_mod)
+{
+	struct module *mod;
+
+	preempt_disable();
+	mod = __module_text_address(addr);
+	if (mod && !try_module_get(mod)) {
+		/* Its refcount is dead: the module is being unloaded. */
+		preempt_enable();
+		return kprobe_refuse(-ENOENT, "the module is going");
+	}
+	preempt_enable();
+	if (!mod)
+		return 0;
+
+	/* A module's init text is freed once it is live. */
+	if (mod->state == MODULE_STATE_GOING ||
+	    (within_module_init(addr, mod) && mod->state != MODULE_STATE_COMING)) {
+		module_put(mod);
+		return kprobe_refuse(-ENOENT,
+				     "the module is going, or this is its freed init text");
+	}
+	*probed_mod = mod;
+	return 0;
+}
+#else
+static int pin_probed_module(unsigned long addr, struct module **probed_mod)
+{
+	return 0;
+}
+#endif
+
+/*
+ * Is @addr kernel or module text? On success a module that holds it is
+ * pinned in *@probed_mod until the caller is done registering.
+ */
+static int pin_probed_text(unsigned long addr, struct module **probed_mod)
+{
+	*probed_mod = NULL;
+	if (!core_kernel_text(addr) && !is_module_text_address(addr))
+		return kprobe_refuse(-EINVAL, "not kernel or module text");
+	return pin_probed_module(addr, probed_mod);
+}
+
+/*
+ * Jump labels and static calls rewrite their sites, and BUG() sites trap
+ * on purpose; the kernel lists each kind in a table, and finding out
+ * whether an address is in one walks the whole table. An arch that can
+ * tell from the instruction that it is in none says so here.
+ */
+bool __weak arch_kprobe_may_be_listed_site(unsigned long addr)
+{
+	return true;
+}
+
+bool __weak arch_kprobe_boostable(struct kprobe *p, const char **why)
+{
+	*why = "not on this architecture";
+	return false;
+}
+
+/*
+ * Code in front of a function that is not part of it: the padding that
+ * call depth tracking rewrites (__pfx_foo), and the kCFI or FineIBT
+ * preamble (__cfi_foo), whose bytes are the type hash that indirect
+ * callers check. By name: nothing else marks them.
+ */
+static bool is_preamble_symbol(const char *name)
+{
+	return str_has_prefix(name, "__pfx_") || str_has_prefix(name, "__cfi_");
+}
+
+/*
+ * Everything else that makes an address unprobeable, whatever the arch.
+ * Called with kprobe_mutex and the text locks held, the text pinned.
+ * The order of the checks decides the error for an address that fails
+ * several, and follows the tree's.
+ */
+static int check_probe_address(struct kprobe *p)
+{
+	unsigned long addr = (unsigned long)p->addr;
+	unsigned long ftrace_addr;
+
+	/*
+	 * Only the site itself is ftrace's. Elsewhere in the ftrace call, the
+	 * arch's boundary check refuses; and a symbol's first instruction
+	 * before the site (arm64's patchable entry) is an instruction as any.
+	 */
+	ftrace_addr = ftrace_location(addr);
+	if (ftrace_addr == addr) {
+		if (!IS_ENABLED(CONFIG_KPROBES_ON_FTRACE))
+			return kprobe_refuse(-EINVAL,
+					     "ftrace's call site, without KPROBES_ON_FTRACE");
+		p->flags |= KPROBE_FLAG_FTRACE;
+	}
+
+	/* The symbol place_probe() found: @addr is in it. */
+	if (in_blacklisted_range(addr))
+		return kprobe_refuse(-EINVAL, rule_blacklisted);
+	if (blacklisted_piece(addr, probed_function.name,
+			      probed_function.modname[0] ? probed_function.modname : NULL))
+		return kprobe_refuse(-EINVAL,
+				     "a piece (.cold, .part, ...) of a blacklisted function");
+	if (is_preamble_symbol(probed_function.name))
+		return kprobe_refuse(-EINVAL, "a function's preamble (__pfx_, __cfi_)");
+	/*
+	 * ftrace's own site is in none of those tables, and looking walks
+	 * all of each: the bug table costs as much as the rest of
+	 * registering a probe at a function's entry.
+	 */
+	if (ftrace_addr == addr || !arch_kprobe_may_be_listed_site(addr))
+		return 0;
+	if (jump_label_text_reserved(p->addr, p->addr))
+		return kprobe_refuse(-EINVAL, "a jump label site");
+	if (static_call_text_reserved(p->addr, p->addr))
+		return kprobe_refuse(-EINVAL, "a static call site");
+	if (is_bug_site(addr))
+		return kprobe_refuse(-EINVAL, "a BUG() or WARN() site");
+	return 0;
+}
+
+/*
+ * Every check of the probe point @p->addr (resolved) that needs no arch
+ * state, in the order of the tree's, which decides the error code for an
+ * address that fails several. Moves @p->addr as the arch wants it, sets
+ * @site to the site already there, if any, and pins the text's module in
+ * @mod. The one decision function for registering and for the query
+ * file, so that they cannot disagree. kprobe_mutex and the text locks.
+ */
+
+int check_probe_point(struct kprobe *p, struct kprobe **site,
+		      struct module **mod)
+{
+	int ret;
+
+	*mod = NULL;
+	ret = place_probe(p);
+	if (ret)
+		return ret;
+	if (is_registered(p, site))
+		return kprobe_refuse(-EINVAL, "this probe is registered already");
+	ret = pin_probed_text((unsigned long)p->addr, mod);
+	if (ret)
+		return ret;
+	return check_probe_address(p);
+}
+
+int prepare_site(struct kprobe *p)
+{
+	if (kprobe_ftrace(p))
+		return arch_prepare_kprobe_ftrace(p);
+	return arch_prepare_kprobe(p);
+}
+
+static void free_aggregate(struct kprobe *site)
+{
+	counter_free(site->nhit);
+	kfree(to_aggr(site));
+}
+
+void release_site(struct kprobe *site)
+{
+	if (!kprobe_ftrace(site))
+		arch_remove_kprobe(site);
+	if (!kprobe_is_aggr(site))
+		return;
+	site_remove_detour(site);
+	free_aggregate(site);
+}
+
+/* ---- registering -------------------------------------------------------- */
+
+static void remove_probe(struct kprobe_batch *b, struct kprobe *p, struct kprobe *site);
+
+/* Is @p registered, as a site or as an aggregate's member? */
+bool is_registered(struct kprobe *p, struct kprobe **site_out)
+{
+	struct kprobe *site = get_kprobe(p->addr), *m;
+
+	*site_out = site;
+	if (!site)
+		return false;
+	if (site == p)
+		return true;
+	if (kprobe_is_aggr(site))
+		list_for_each_entry(m, &site->list, list)
+			if (m == p)
+				return true;
+	return false;
+}
+
+static struct kprobe *alloc_aggregate(void)
+{
+	struct kprobe_aggregate *agg = kzalloc(sizeof(*agg), GFP_KERNEL);
+
+	if (!agg)
+		return NULL;
+	aggr_site(agg)->nhit = counter_alloc();
+	if (!aggr_site(agg)->nhit) {
+		kfree(agg);
+		return NULL;
+	}
+	INIT_LIST_HEAD(&agg->dying);
+#ifdef CONFIG_OPTPROBES
+	INIT_LIST_HEAD(&agg->op.list);
+#endif
+	return aggr_site(agg);
+}
+
+static unsigned long sum_hit_counter(unsigned long __percpu *counter)
+{
+	unsigned long sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += *per_cpu_ptr(counter, cpu);
+	return sum;
+}
+
+/*
+ * Start or stop counting member @m's hits by its site's counter; see
+ * KPROBE_FLAG_SITE_COUNTED. A hit racing with the switch may be counted
+ * or not: these are statistics, and the hit path takes no lock.
+ */
+static void member_set_counted(struct kprobe *site, struct kprobe *m, bool counted)
+{
+	unsigned long site_hits;
+
+	if (!!(m->flags & KPROBE_FLAG_SITE_COUNTED) == counted)
+		return;
+	site_hits = sum_hit_counter(site->nhit);
+	if (counted) {
+		this_cpu_sub(*m->nhit, site_hits);
+		m->flags |= KPROBE_FLAG_SITE_COUNTED;
+	} else {
+		this_cpu_add(*m->nhit, site_hits);
+		m->flags &= ~KPROBE_FLAG_SITE_COUNTED;
+	}
+}
+
+/* After members joined, left the running or came back: count the right ones. */
+static void sync_member_counting(struct kprobe *site)
+{
+	struct kprobe *m;
+
+	list_for_each_entry(m, &site->list, list)
+		member_set_counted(site, m, !kprobe_disabled(m));
+}
+
+/*
+ * The hits that ran @p's handlers so far, summed over the CPUs; 0 when
+ * @p is not registered. Under kprobe_mutex.
+ */
+unsigned long probe_hits(struct kprobe *p)
+{
+	unsigned long hits;
+	struct kprobe *site;
+
+	if (!p->nhit)
+		return 0;
+	hits = sum_hit_counter(p->nhit);
+	if ((p->flags & KPROBE_FLAG_SITE_COUNTED) && is_registered(p, &site))
+		hits += sum_hit_counter(site->nhit);
+	return hits;
+}
+
+/**
+ * kprobe_hits() - how often a probe's handlers ran
+ * @kp: the probe
+ *
+ * Counts the hits that ran @kp's handlers (a probe with only a
+ * post_handler counts too), not those skipped because @kp was disabled or
+ * the hit was nested in another.
+ *
+ * Context: process context; takes kprobe_mutex.
+ * Return: the count since @kp was registered; 0 if it is not registered
+ * (a struct kprobe that was never registered must be zeroed, as for
+ * registering it).
+ */
+unsigned long kprobe_hits(struct kprobe *kp)
+{
+	unsigned long hits;
+
+	mutex_lock(&kprobe_mutex);
+	hits = probe_hits(kp);
+	mutex_unlock(&kprobe_mutex);
+	return hits;
+}
+EXPORT_SYMBOL_GPL(kprobe_hits);
+
+/*
+ * Turn a lone site into an aggregate holding it; returns the aggregate.
+ * @ag is a fresh one from alloc_aggregate(), or NULL to allocate it here.
+ */
+static struct kprobe *make_aggregate(struct kprobe *lone, struct kprobe *ag)
+{
+	if (!ag)
+		ag = alloc_aggregate();
+	if (!ag)
+		return NULL;
+	ag->addr = lone->addr;
+	ag->opcode = lone->opcode;
+	ag->ainsn = lone->ainsn;
+	ag->flags = lone->flags;
+	ag->pre_handler = aggr_pre_handler;
+	ag->post_handler = lone->post_handler ? aggr_post_handler : NULL;
+	INIT_LIST_HEAD(&ag->list);
+	list_add(&lone->list, &ag->list);
+	member_set_counted(ag, lone, !kprobe_disabled(lone));
+	hlist_replace_rcu(&lone->hlist, &ag->hlist);
+	index_replace(lone, ag);
+	return ag;
+}
+
+/*
+ * Bring an aggregate in line with its members: it is disabled when all
+ * of them are, and has a post_handler only when one of them does, so
+ * that the arch may skip the post-instruction stage (and boost) when
+ * none needs it.
+ */
+static void update_aggregate(struct kprobe *site)
+{
+	bool enabled = false, post = false;
+	struct kprobe *m;
+
+	if (!kprobe_is_aggr(site))
+		return;
+	list_for_each_entry(m, &site->list, list) {
+		enabled |= !kprobe_disabled(m);
+		post |= !!m->post_handler;
+	}
+	if (enabled)
+		site->flags &= ~KPROBE_FLAG_DISABLED;
+	else
+		site->flags |= KPROBE_FLAG_DISABLED;
+	WRITE_ONCE(site->post_handler, post ? aggr_post_handler : NULL);
+	sync_member_counting(site);
+}
+
+/*
+ * Put a new site (@p, prepared) into the table. Where the arch can reach
+ * it with a jump, it goes in as an aggregate holding @p, with its detour
+ * ready; and always where the arch does not count hits, so that the
+ * aggregate's pre_handler does. Otherwise as itself. Returns the site,
+ * or an ERR_PTR() when the aggregate it needs cannot be had.
+ */
+static struct kprobe *insert_new_site(struct kprobe *p)
+{
+	bool may_jump = IS_ENABLED(CONFIG_OPTPROBES) && !kprobe_ftrace(p);
+	struct kprobe *ag = NULL;
+
+	if (may_jump || !arch_kprobe_counts_hits) {
+		ag = alloc_aggregate();
+		if (!ag && !arch_kprobe_counts_hits)
+			return ERR_PTR(-ENOMEM);
+	}
+	if (ag) {
+		ag->addr = p->addr;
+		if ((!may_jump || !site_prepare_detour(ag, p)) && arch_kprobe_counts_hits) {
+			free_aggregate(ag);
+			ag = NULL;
+		}
+	}
+	hlist_add_head_rcu(&p->hlist, kprobe_bucket(p->addr));
+	index_insert(p);
+	return ag ? make_aggregate(p, ag) : p;
+}
+
+/*
+ * A gone site is still in the table (its probes are still registered)
+ * but its text was freed, and now new text at the same address is being
+ * probed. Keep the old probes as gone members and give the site a fresh
+ * copy of the new instruction.
+ */
+static struct kprobe *revive_gone_site(struct kprobe *site, struct kprobe *p)
+{
+	int ret;
+
+	if (!kprobe_is_aggr(site)) {
+		site = make_aggregate(site, NULL);
+		if (!site)
+			return ERR_PTR(-ENOMEM);
+	}
+	if (!kprobe_ftrace(site))
+		arch_remove_kprobe(site);
+	site_remove_detour(site);
+	/*
+	 * Still GONE while the arch reads the new text: its saved bytes are
+	 * the old text's, and must not be taken for the new one's.
+	 */
+	site->flags &= ~(KPROBE_FLAG_FTRACE | KPROBE_FLAGS_PRIVATE);
+	site->flags |= p->flags & KPROBE_FLAG_FTRACE;
+	ret = prepare_site(site);
+	if (ret)
+		return ERR_PTR(ret);
+	site->flags &= ~KPROBE_FLAG_GONE;
+	/*
+	 * Not being able to optimize the new text is no error. The detour
+	 * is built from the site, which holds the new instruction; @p is
+	 * not prepared (arm copies the opcode and sets how to run it).
+	 */
+	site_prepare_detour(site, site);
+	return site;
+}
+
+/*
+ * Find the address @p asks for and reset its core-owned fields. A
+ * lookup by name takes no lock, so this runs inside the batch, probe by
+ * probe: a failed batch leaves the probes after the one that failed as
+ * the caller wrote them.
+ */
+static int resolve_new_probe(struct kprobe *p)
+{
+	struct kprobe *site;
+	kprobe_opcode_t *addr;
+
+	if (p->addr && is_registered(p, &site))
+		return -EINVAL;
+	addr = probe_target(p->addr, p->symbol_name, p->offset);
+	if (IS_ERR(addr))
+		return PTR_ERR(addr);
+
+	p->addr = addr;
+	p->flags &= KPROBE_FLAG_DISABLED;
+	p->nmissed = 0;
+	p->nhit = NULL;
+	INIT_LIST_HEAD(&p->list);
+	return 0;
+}
+
+/* Add a resolved probe to the table; kprobe_mutex and the text locks held. */
+static int add_probe(struct kprobe_batch *b, struct kprobe *p)
+{
+	struct module *mod = NULL;
+	struct kprobe *site;
+	int ret;
+
+	ret = check_probe_point(p, &site, &mod);
+	if (ret)
+		goto unpin;	/* p->nhit may be a registered probe's: keep it */
+
+	p->nhit = counter_alloc();
+	if (!p->nhit) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (!p->pre_handler)
+		p->flags |= KPROBE_FLAG_NO_PRE;
+
+	if (site && kprobe_gone(site)) {
+		site = revive_gone_site(site, p);
+		if (IS_ERR(site)) {
+			ret = PTR_ERR(site);
+			goto out;
+		}
+	}
+
+	if (site) {
+		if (kprobe_ftrace(site) != kprobe_ftrace(p)) {
+			ret = -EINVAL;
+			goto out;
+		}
+		if (!kprobe_is_aggr(site)) {
+			site = make_aggregate(site, NULL);
+			if (!site) {
+				ret = -ENOMEM;
+				goto out;
+			}
+		}
+		p->opcode = site->opcode;
+		list_add_tail_rcu(&p->list, &site->list);
+		update_aggregate(site);
+	} else {
+		ret = index_reserve();
+		if (!ret)
+			ret = prepare_site(p);
+		if (ret)
+			goto out;
+		site = insert_new_site(p);
+		if (IS_ERR(site)) {
+			ret = PTR_ERR(site);
+			release_site(p);	/* prepared, never in the table */
+			goto out;
+		}
+		sync_covering_sites(b, p->addr);
+	}
+
+	ret = site_sync_armed(b, site);
+	if (ret)
+		remove_probe(b, p, site);
+out:
+	if (ret && !(p->flags & KPROBE_FLAG_UNHOOKED)) {
+		/* Never published: no CPU can be counting into it. */
+		counter_free(p->nhit);
+		p->nhit = NULL;
+	}
+unpin:
+	if (ret)
+		probed_function.size = 0;
+	if (mod)
+		module_put(mod);
+	return ret;
+}
+
+/*
+ * The hit counters of those of @kps that the batch took out of the table:
+ * given back between batch_publish() and batch_release(), dropped from
+ * the probes after the grace period, when no CPU reads them any more.
+ */
+static void give_back_counters(struct kprobe **kps, int num)
+{
+	int i;
+
+	for (i = 0; i < num; i++)
+		if (kps[i] && (kps[i]->flags & KPROBE_FLAG_UNHOOKED))
+			counter_free(kps[i]->nhit);
+}
+
+static void drop_counters(struct kprobe **kps, int num)
+{
+	int i;
+
+	for (i = 0; i < num; i++) {
+		if (!kps[i] || !(kps[i]->flags & KPROBE_FLAG_UNHOOKED))
+			continue;
+		kps[i]->nhit = NULL;
+		kps[i]->flags &= ~KPROBE_FLAG_UNHOOKED;
+	}
+}
+
+/*
+ * Optimized sites whose last probe was unregistered ("retiring"): their
+ * jump is still in the text, and their detour runs no handler, for they
+ * have no members. Linked by kprobe_aggregate::dying, under kprobe_mutex.
+ *
+ * They leave the table at once, as an unregistered site does.
+ * Unregistering writes back their text, RETIRE_CHUNK sites at a time,
+ * while its grace period runs (retire_while_waiting()); retire_work
+ * writes back the rest, then frees them (see retired_sites).
+ *
+ * Since their jump is still in the text, every path that could write
+ * near it, or needs it gone, retires them first: registering (a new
+ * probe at or inside a retiring site), the optimizer before it writes
+ * jumps (a covering site may optimize now), text going away and the
+ * global switches start their batch with batch_begin_retired(); the
+ * optimizer's first phase and waiting for the optimizer call
+ * retire_sites() themselves.
+ */
+static LIST_HEAD(retiring_sites);
+static unsigned int nr_retiring;
+
+/*
+ * Retiring sites written back per batch: one text_poke batch (TP_VEC_MAX
+ * with 4 KiB pages), three text syncs and a few hundred small writes,
+ * a small part of a grace period.
+ */
+#define RETIRE_CHUNK	256
+
+/* Take a site out of the table and the index, if it is still in them. */
+static void site_unhash(struct kprobe *site)
+{
+	if (hlist_unhashed(&site->hlist))
+		return;
+	hlist_del_init_rcu(&site->hlist);
+	index_remove(site);
+}
+
+static bool site_retires_later(struct kprobe *site)
+{
+	return kprobe_is_aggr(site) && kprobe_optimized(site) && !kprobe_gone(site);
+}
+
+/*
+ * Take @p out of its site. A site left without members is disarmed now
+ * and leaves the table in batch_publish(), once the disarming reached
+ * every CPU, or, if it is optimized, retires. Either way the batch waits
+ * for a grace period before it returns, since a CPU may still be running
+ * @p's handlers.
+ */
+static void remove_probe(struct kprobe_batch *b, struct kprobe *p, struct kprobe *site)
+{
+	b->need_sync = true;
+	p->flags |= KPROBE_FLAG_UNHOOKED;
+	if (site != p) {
+		/* Its count is dropped with it: no need to fold the site's in. */
+		p->flags &= ~KPROBE_FLAG_SITE_COUNTED;
+		list_del_rcu(&p->list);
+		if (!list_empty(&site->list)) {
+			update_aggregate(site);
+			site_sync_armed(b, site);
+			return;
+		}
+	}
+	site->flags |= KPROBE_FLAG_DYING;
+	if (site_retires_later(site)) {
+		/* Its detour needs no lookup: out of the table now. */
+		site_unhash(site);
+		list_add_tail(&to_aggr(site)->dying, &retiring_sites);
+		nr_retiring++;
+		return;
+	}
+	site_sync_armed(b, site);
+	if (kprobe_is_aggr(site))
+		list_add_tail(&to_aggr(site)->dying, &b->free_aggregates);
+	else
+		list_add_tail(&site->list, &b->free_list);
+}
+
+/*
+ * Start the batch's grace period now, so that it runs while the caller
+ * does what needs none; synchronize_rcu() would start it only when
+ * called, and waits the same way: a callback that wakes it. While the
+ * kernel boots, synchronize_rcu() is expedited (or has nothing to wait
+ * for), so batch_release() leaves it to that.
+ */
+static void batch_start_grace_period(struct kprobe_batch *b)
+{
+	if (system_state < SYSTEM_RUNNING)
+		return;
+	init_rcu_head_on_stack(&b->grace.head);
+	init_completion(&b->grace.completion);
+	call_rcu_hurry(&b->grace.head, wakeme_after_rcu);
+	b->grace_started = true;
+}
+
+static bool batch_grace_period_over(struct kprobe_batch *b)
+{
+	return !b->grace_started || completion_done(&b->grace.completion);
+}
+
+static void batch_wait_grace_period(struct kprobe_batch *b)
+{
+	if (!b->grace_started) {
+		synchronize_rcu();
+		return;
+	}
+	wait_for_completion(&b->grace.completion);
+	destroy_rcu_head_on_stack(&b->grace.head);
+	b->grace_started = false;
+}
+
+/*
+ * Publish a batch: apply the text writes, drop text_mutex, update ftrace,
+ * take the dying sites out of the table and start the grace period after
+ * which no CPU is running a handler of the removed probes nor executing
+ * the instruction copy of a removed site. batch_release() waits for it;
+ * kprobe_mutex is held from one to the other.
+ */
+int batch_publish(struct kprobe_batch *b)
+{
+	struct kprobe_aggregate *agg;
+	struct kprobe *site;
+	int ret, err;
+
+	batch_apply_text(b);
+	kprobes_unlock_text();
+
+	ret = ftrace_changes_apply(&b->ftrace[FTRACE_OPS_PLAIN], FTRACE_OPS_PLAIN);
+	err = ftrace_changes_apply(&b->ftrace[FTRACE_OPS_IPMODIFY], FTRACE_OPS_IPMODIFY);
+	ret = ret ?: err;
+
+	list_for_each_entry(site, &b->free_list, list)
+		site_unhash(site);
+	list_for_each_entry(agg, &b->free_aggregates, dying)
+		site_unhash(aggr_site(agg));
+	if (b->need_sync)
+		batch_start_grace_period(b);
+
+	index_shrink();
+	list_for_each_entry(site, &b->free_list, list)
+		requeue_covering_sites(site->addr);
+	list_for_each_entry(agg, &b->free_aggregates, dying)
+		requeue_covering_sites(aggr_site(agg)->addr);
+	return ret;
+}
+
+static void retire_work_fn(struct work_struct *work);
+static DECLARE_WORK(retire_work, retire_work_fn);
+
+/*
+ * Retired sites: sites that once had a jump (KPROBE_FLAG_JUMPED), out of
+ * the table, their text written back, and retire_work frees them once no
+ * task can be in their detour. A task may have been preempted in the
+ * detour before it called the arch's handler, which reads the site, so
+ * that takes an RCU-tasks grace period, as the optimizer's does. Sites
+ * come here from retiring_sites, or from a batch that took out a site
+ * whose jump had been taken out before (batch_release()). Under
+ * kprobe_mutex.
+ */
+LIST_HEAD(retired_sites);
+
+/*
+ * Have retire_work free the retired sites, and write back what is still
+ * retiring. Unbound: it may write thousands of sites' text, and should
+ * not wait for the CPU that queued it, where the caller of unregister
+ * goes on.
+ */
+static void queue_retire_work(void)
+{
+	if (!list_empty(&retired_sites))
+		queue_work(system_unbound_wq, &retire_work);
+}
+
+/* Wait for the grace period batch_publish() started; free the dying sites. */
+void batch_release(struct kprobe_batch *b)
+{
+	struct kprobe_aggregate *agg, *next_agg;
+	struct kprobe *site, *next;
+
+	if (!b->need_sync)
+		return;
+	batch_wait_grace_period(b);
+	list_for_each_entry_safe(site, next, &b->free_list, list) {
+		list_del_init(&site->list);
+		site->flags &= ~KPROBE_FLAGS_PRIVATE;
+		release_site(site);
+	}
+	list_for_each_entry_safe(agg, next_agg, &b->free_aggregates, dying) {
+		list_del_init(&agg->dying);
+		if (site_had_jump(aggr_site(agg)))
+			list_add_tail(&agg->dying, &retired_sites);
+		else
+			release_site(aggr_site(agg));
+	}
+	counter_trim();
+	queue_retire_work();
+}
+
+int batch_finish(struct kprobe_batch *b)
+{
+	int ret = batch_publish(b);
+
+	batch_release(b);
+	return ret;
+}
+
+static unsigned long retiring_addr(const struct list_head *dying)
+{
+	return (unsigned long)aggr_site(list_entry(dying, struct kprobe_aggregate, dying))->addr;
+}
+
+static int cmp_retiring_addr(void *priv, const struct list_head *a,
+			     const struct list_head *b)
+{
+	return order_ulong(retiring_addr(a), retiring_addr(b));
+}
+
+/*
+ * Write back the text of the first @max retiring sites and move them to
+ * retired_sites; the caller sees that retire_work runs. kprobe_mutex held.
+ * The chunk goes in address order: text_poke_queue() starts a new batch
+ * (three text syncs) at every address lower than the one before.
+ */
+static void retire_some_sites(unsigned int max)
+{
+	struct kprobe_aggregate *agg;
+	struct kprobe_batch b;
+	unsigned int nr = 0;
+	LIST_HEAD(chunk);
+
+	lockdep_assert_held(&kprobe_mutex);
+	if (!nr_retiring)
+		return;
+	if (nr_retiring <= max) {
+		list_splice_init(&retiring_sites, &chunk);
+		nr = nr_retiring;
+	} else {
+		list_for_each_entry(agg, &retiring_sites, dying)
+			if (++nr == max)
+				break;
+		list_cut_position(&chunk, &retiring_sites, &agg->dying);
+	}
+	nr_retiring -= nr;
+	list_sort(NULL, &chunk, cmp_retiring_addr);
+
+	batch_begin(&b);
+	list_for_each_entry(agg, &chunk, dying)
+		site_sync_armed(&b, aggr_site(agg));
+	batch_finish(&b);
+	list_for_each_entry(agg, &chunk, dying)
+		requeue_covering_sites(aggr_site(agg)->addr);
+	list_splice_tail(&chunk, &retired_sites);
+}
+
+/* Retire every retiring site; retire_work frees them. kprobe_mutex held. */
+void retire_sites(void)
+{
+	retire_some_sites(UINT_MAX);
+	queue_retire_work();
+}
+
+static void retire_work_fn(struct work_struct *work)
+{
+	struct kprobe_aggregate *agg, *next;
+	LIST_HEAD(done);
+
+	mutex_lock(&kprobe_mutex);
+	retire_some_sites(UINT_MAX);
+	list_splice_init(&retired_sites, &done);
+	mutex_unlock(&kprobe_mutex);
+	if (list_empty(&done))
+		return;
+
+	synchronize_rcu_tasks();
+
+	mutex_lock(&kprobe_mutex);
+	list_for_each_entry_safe(agg, next, &done, dying) {
+		list_del_init(&agg->dying);
+		release_site(aggr_site(agg));
+	}
+	counter_trim();
+	mutex_unlock(&kprobe_mutex);
+}
+
+/*
+ * Start a batch after writing back the retiring sites' text: for paths
+ * that may write near their jumps (registering, the optimizer) or need
+ * them gone (text going away, the global switches).
+ */
+void batch_begin_retired(struct kprobe_batch *b)
+{
+	retire_sites();
+	batch_begin(b);
+}
+
+static void unregister_locked(struct kprobe **kps, int num);
+
+/**
+ * register_kprobes() - register several probes at once
+ * @kps: the probes
+ * @num: how many
+ *
+ * All are armed by one batched text patch. On failure none stays
+ * registered: the ones before the failing one are unregistered again,
+ * the ones after it are left as the caller wrote them.
+ *
+ * Return: 0; -EINVAL for a bad argument, an address that may not be
+ * probed or a probe already registered (or listed twice); -EILSEQ for an
+ * address that is not an instruction boundary; -ENOENT for an unknown
+ * symbol, an address in no symbol or a module going away; -EOPNOTSUPP
+ * for an instruction the arch cannot execute out of line; -EAGAIN before
+ * kprobes are initialized; -EBUSY or -ENODEV when ftrace cannot take a
+ * probe on its site (another ftrace user that may change the IP, such
+ * as a livepatch, holds the function); -ENOMEM.
+ */
+int register_kprobes(struct kprobe **kps, int num)
+{
+	struct kprobe_batch b;
+	int i, ret = 0, err;
+
+	if (num <= 0 || !kps)
+		return -EINVAL;
+	if (!kprobes_initialized)
+		return -EAGAIN;
+
+	mutex_lock(&kprobe_mutex);
+	batch_begin_retired(&b);
+	for (i = 0; i < num; i++) {
+		ret = kps[i] ? resolve_new_probe(kps[i]) : -EINVAL;
+		if (!ret)
+			ret = add_probe(&b, kps[i]);
+		if (ret)
+			break;
+	}
+	err = batch_finish(&b);
+	if (ret) {
+		give_back_counters(&kps[i], 1);
+		drop_counters(&kps[i], 1);
+	}
+	/* Roll back the ones this call added: kps[0] .. kps[i - 1]. */
+	if (ret || err)
+		unregister_locked(kps, ret ? i : num);
+	mutex_unlock(&kprobe_mutex);
+	return ret ?: err;
+}
+EXPORT_SYMBOL_GPL(register_kprobes);
+
+/**
+ * register_kprobe() - register one probe
+ * @p: the probe; exactly one of ->addr and ->symbol_name must be set
+ *
+ * Return: as for register_kprobes().
+ */
+int register_kprobe(struct kprobe *p)
+{
+	return register_kprobes(&p, 1);
+}
+EXPORT_SYMBOL_GPL(register_kprobe);
+
+/*
+ * While @b's grace period runs, write back retiring sites' text: a
+ * chunk at a time, at least one, until the grace period is over, so
+ * that unregistering takes hardly longer than it would anyway. The
+ * rest is retire_work's, as is freeing them.
+ */
+static void retire_while_waiting(struct kprobe_batch *b)
+{
+	do
+		retire_some_sites(RETIRE_CHUNK);
+	while (nr_retiring && !batch_grace_period_over(b));
+	queue_retire_work();
+}
+
+/* Unregister those of @kps that are registered; kprobe_mutex held. */
+static void unregister_locked(struct kprobe **kps, int num)
+{
+	struct kprobe_batch b;
+	struct kprobe *site;
+	int i;
+
+	batch_begin(&b);
+	for (i = 0; i < num; i++) {
+		if (!kps[i])
+			continue;
+		if (kps[i]->addr && is_registered(kps[i], &site)) {
+			if (!(kps[i]->flags & KPROBE_FLAG_UNHOOKED))
+				remove_probe(&b, kps[i], site);
+		} else if (!(kps[i]->flags & KPROBE_FLAG_UNHOOKED) ||
+			   !counter_in_use(kps[i]->nhit)) {
+			/*
+			 * Not registered (nor taken out earlier in this call,
+			 * listed twice): a stale flag must not make us give
+			 * back what ->nhit points at; and, as the tree does,
+			 * ->addr is cleared to tell the caller.
+			 */
+			kps[i]->flags &= ~KPROBE_FLAG_UNHOOKED;
+			kps[i]->addr = NULL;
+		}
+	}
+	batch_publish(&b);
+	give_back_counters(kps, num);
+	retire_while_waiting(&b);
+	batch_release(&b);
+	drop_counters(kps, num);
+}
+
+/**
+ * unregister_kprobes() - unregister several probes at once
+ * @kps: the probes; for one that is not registered, ->addr is set to
+ *	NULL, and the others are unregistered all the same
+ * @num: how many
+ *
+ * Waits for one RCU grace period, whatever @num, so that no CPU is still
+ * running a handler of these probes when it returns.
+ */
+void unregister_kprobes(struct kprobe **kps, int num)
+{
+	if (num <= 0 || !kps)
+		return;
+	mutex_lock(&kprobe_mutex);
+	unregister_locked(kps, num);
+	mutex_unlock(&kprobe_mutex);
+}
+EXPORT_SYMBOL_GPL(unregister_kprobes);
+
+/**
+ * unregister_kprobe() - unregister one probe
+ * @p: the probe
+ */
+void unregister_kprobe(struct kprobe *p)
+{
+	unregister_kprobes(&p, 1);
+}
+EXPORT_SYMBOL_GPL(unregister_kprobe);
+
+/* Enable or disable one registered probe. */
+static int set_probe_disabled(struct kprobe *p, bool disable)
+{
+	struct kprobe_batch b;
+	struct kprobe *site;
+	int ret;
+
+	mutex_lock(&kprobe_mutex);
+	if (!p || !p->addr || !is_registered(p, &site)) {
+		mutex_unlock(&kprobe_mutex);
+		return -EINVAL;
+	}
+	if (kprobe_gone(p)) {
+		mutex_unlock(&kprobe_mutex);
+		return disable ? 0 : -EINVAL;
+	}
+	batch_begin(&b);
+	if (disable)
+		p->flags |= KPROBE_FLAG_DISABLED;
+	else
+		p->flags &= ~KPROBE_FLAG_DISABLED;
+	update_aggregate(site);
+	ret = site_sync_armed(&b, site);
+	ret = batch_finish(&b) ?: ret;
+	if (ret && !disable) {
+		p->flags |= KPROBE_FLAG_DISABLED;
+		update_aggregate(site);
+	}
+	mutex_unlock(&kprobe_mutex);
+	return ret;
+}
+
+/**
+ * disable_kprobe() - stop a probe's handlers from running, keep it registered
+ * @kp: a registered probe
+ *
+ * Return: 0, or -EINVAL when @kp is not registered.
+ */
+int disable_kprobe(struct kprobe *kp)
+{
+	return set_probe_disabled(kp, true);
+}
+EXPORT_SYMBOL_GPL(disable_kprobe);
+
+/**
+ * enable_kprobe() - re-enable a probe that disable_kprobe() stopped
+ * @kp: a registered probe
+ *
+ * Return: 0, or -EINVAL when @kp is not registered or its text is gone.
+ */
+int enable_kprobe(struct kprobe *kp)
+{
+	return set_probe_disabled(kp, false);
+}
+EXPORT_SYMBOL_GPL(enable_kprobe);
+
+/**
+ * dump_kprobe() - print a probe for a bug report
+ * @kp: the probe
+ */
+void dump_kprobe(struct kprobe *kp)
+{
+	pr_err("Dump kprobe:\n.symbol_name = %s, .offset = %x, .addr = %pS\n",
+	       kp->symbol_name, kp->offset, kp->addr);
+}
+NOKPROBE_SYMBOL(dump_kprobe);
+
+/* ---- text that goes away: module unload, init memory -------------------- */
+
+void __weak arch_kprobe_text_gone(unsigned long start, unsigned long end)
+{
+}
+
+/*
+ * The text in [start, end) is about to be freed: its sites go GONE and
+ * stop being armed (an ftrace site leaves our filter). kprobe_mutex held.
+ */
+static void mark_range_gone(unsigned long start, unsigned long end)
+{
+	struct kprobe_batch b;
+	struct kprobe *site, *m;
+	unsigned int i;
+
+	arch_kprobe_text_gone(start, end);
+	probed_function.size = 0;
+	batch_begin_retired(&b);
+	for (i = 0; i < KPROBE_TABLE_SIZE; i++) {
+		hlist_for_each_entry(site, &kprobe_table[i], hlist) {
+			unsigned long a = (unsigned long)site->addr;
+
+			if (a < start || a >= end)
+				continue;
+			site->flags |= KPROBE_FLAG_GONE;
+			if (kprobe_is_aggr(site)) {
+				list_for_each_entry(m, &site->list, list)
+					m->flags |= KPROBE_FLAG_GONE;
+				sync_member_counting(site);
+			}
+			site_sync_armed(&b, site);
+		}
+	}
+	batch_finish(&b);
+}
+
+#ifdef CONFIG_MODULES
+static void module_mem_gone(struct module *mod, bool init_only)
+{
+	for_each_mod_mem_type(type) {
+		struct module_memory *mem = &mod->mem[type];
+
+		if (!mem->size || (init_only && !mod_mem_type_is_init(type)))
+			continue;
+		mark_range_gone((unsigned long)mem->base,
+				(unsigned long)mem->base + mem->size);
+	}
+}
+
+static void blacklist_remove_range(unsigned long start, unsigned long end)
+{
+	struct kprobe_blacklist_entry *ent, *next;
+
+	list_for_each_entry_safe(ent, next, &kprobe_blacklist, list) {
+		if (ent->start_addr < start || ent->start_addr >= end)
+			continue;
+		list_del_rcu(&ent->list);
+		kfree_rcu(ent, rcu);
+	}
+}
+
+static void module_blacklist_update(struct module *mod, bool add)
+{
+	unsigned long start, end;
+
+	start = (unsigned long)mod->kprobes_text_start;
+	end = start + mod->kprobes_text_size;
+	if (add) {
+		if (mod->num_kprobe_blacklist)
+			blacklist_symbols(mod->kprobe_blacklist,
+					  mod->kprobe_blacklist + mod->num_kprobe_blacklist);
+		kprobe_add_area_blacklist(start, end);
+		return;
+	}
+	for_each_mod_mem_type(type) {
+		struct module_memory *mem = &mod->mem[type];
+
+		if (mem->size)
+			blacklist_remove_range((unsigned long)mem->base,
+					       (unsigned long)mem->base + mem->size);
+	}
+}
+
+static int kprobes_module_callback(struct notifier_block *nb,
+				   unsigned long val, void *data)
+{
+	struct module *mod = data;
+
+	if (val != MODULE_STATE_COMING && val != MODULE_STATE_LIVE &&
+	    val != MODULE_STATE_GOING)
+		return NOTIFY_DONE;
+
+	mutex_lock(&kprobe_mutex);
+	switch (val) {
+	case MODULE_STATE_COMING:
+		module_blacklist_update(mod, true);
+		break;
+	case MODULE_STATE_LIVE:
+		/* The init text is freed right after this. */
+		module_mem_gone(mod, true);
+		break;
+	case MODULE_STATE_GOING:
+		module_mem_gone(mod, false);
+		module_blacklist_update(mod, false);
+		break;
+	}
+	mutex_unlock(&kprobe_mutex);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block kprobes_module_nb = {
+	.notifier_call = kprobes_module_callback,
+	.priority = 0,
+};
+
+static int __init register_kprobes_module_notifier(void)
+{
+	return register_module_notifier(&kprobes_module_nb);
+}
+#else
+static int __init register_kprobes_module_notifier(void)
+{
+	return 0;
+}
+#endif /* CONFIG_MODULES */
+
+/**
+ * kprobe_free_init_mem() - the kernel's init text is about to be freed
+ */
+void kprobe_free_init_mem(void)
+{
+	mutex_lock(&kprobe_mutex);
+	mark_range_gone((unsigned long)_sinittext, (unsigned long)_einittext);
+	mutex_unlock(&kprobe_mutex);
+}
+
+/* Bring every site in line with the current switches; kprobe_mutex held. */
+int sync_all_sites(void)
+{
+	struct kprobe_batch b;
+	struct kprobe *site;
+	unsigned int i;
+	int ret = 0;
+
+	batch_begin_retired(&b);
+	for (i = 0; i < KPROBE_TABLE_SIZE; i++)
+		hlist_for_each_entry(site, &kprobe_table[i], hlist)
+			ret = site_sync_armed(&b, site) ?: ret;
+	return batch_finish(&b) ?: ret;
+}
+
+/* ---- init ----------------------------------------------------------------- */
+
+int __init __weak arch_init_kprobes(void)
+{
+	return 0;
+}
+
+/* First on the die chain: a trap in kernel text may be one of ours. */
+static struct notifier_block kprobe_die_nb = {
+	.priority = INT_MAX,
+	.notifier_call = kprobe_exceptions_notify,
+};
+
+static int __init init_kprobes(void)
+{
+	int ret;
+
+	ret = populate_kprobe_blacklist();
+	if (ret)
+		pr_err("blacklist incomplete: %d\n", ret);
+	populate_kretprobe_blacklist();
+	optinsn_slots_init();
+
+	/* arch_init_kprobes() may register probes (a trampoline's). */
+	kprobes_initialized = true;
+	ret = arch_init_kprobes();
+	if (!ret)
+		ret = register_die_notifier(&kprobe_die_nb);
+	if (!ret)
+		ret = register_kprobes_module_notifier();
+	kprobes_initialized = !ret;
+	return ret;
+}
+early_initcall(init_kprobes);

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Hit counters: one per-CPU counter per registered probe and aggregate,
+ * carved out of shared per-CPU chunks.
+ */
+
+#define pr_fmt(fmt) "kprobes: " fmt
+
+#include "internal.h"
+
+/*
+ * Every registered probe and every aggregate has a per-CPU hit counter.
+ * An alloc_percpu() and a free_percpu() for each would cost more than the
+ * rest of registering and unregistering a probe, so counters are handed
+ * out from chunks of BITS_PER_LONG.
+ *
+ * Chunks stay on counter_chunks in the order they were made. Probes tend
+ * to come and go in order, so the chunk wanted next is usually the one
+ * used last (counter_cursor) or its neighbour: taking and giving back
+ * search outward from the cursor, both ways round the list. A batch of
+ * N probes then costs O(N), where a search from the head of the list
+ * would cost O(N * N / BITS_PER_LONG). counters_free counts the unused
+ * counters of all chunks, so that taking one when there is none makes a
+ * chunk without a search.
+ *
+ * A counter given back may still be counted into until the next grace
+ * period: it is not handed out again before that, since kprobe_mutex is
+ * held from giving it back until the grace period ends, and empty chunks
+ * are destroyed only after one, by counter_trim(). All under
+ * kprobe_mutex.
+ */
+struct counter_chunk {
+	struct list_head list;
+	unsigned long used;		/* bit n: counters + n is handed out */
+	unsigned long __percpu *counters;
+};
+
+#define COUNTER_CHUNK_BYTES	(BITS_PER_LONG * sizeof(unsigned long))
+
+static LIST_HEAD(counter_chunks);
+static struct counter_chunk *counter_cursor;
+static unsigned int counter_chunks_nr;
+static unsigned int counter_chunks_empty;
+static unsigned int counters_free;
+
+/* The chunk after (@forward) or before @c, round the list. */
+static struct counter_chunk *chunk_step(struct counter_chunk *c, bool forward)
+{
+	struct list_head *n = forward ? c->list.next : c->list.prev;
+
+	if (n == &counter_chunks)
+		n = forward ? n->next : n->prev;
+	return list_entry(n, struct counter_chunk, list);
+}
+
+/* Does @c hold @counter or, for a NULL @counter, have a free one? */
+static bool chunk_matches(struct counter_chunk *c, unsigned long __percpu *counter)
+{
+	unsigned long start = (__force unsigned long)c->counters;
+	unsigned long addr = (__force unsigned long)counter;
+
+	if (!counter)
+		return ~c->used != 0;
+	return addr >= start && addr < start + COUNTER_CHUNK_BYTES;
+}
+
+/* The chunk nearest the cursor that chunk_matches() @counter, or NULL. */
+static struct counter_chunk *chunk_search(unsigned long __percpu *counter)
+{
+	struct counter_chunk *ahead = counter_cursor, *behind = counter_cursor;
+	unsigned int i;
+
+	if (!counter_cursor || chunk_matches(counter_cursor, counter))
+		return counter_cursor;
+	for (i = 0; i < counter_chunks_nr / 2; i++) {
+		ahead = chunk_step(ahead, true);
+		if (chunk_matches(ahead, counter))
+			return ahead;
+		behind = chunk_step(behind, false);
+		if (chunk_matches(behind, counter))
+			return behind;
+	}
+	return NULL;
+}
+
+static struct counter_chunk *chunk_create(void)
+{
+	struct counter_chunk *c = kzalloc(sizeof(*c), GFP_KERNEL);
+
+	if (!c)
+		return NULL;
+	c->counters = __alloc_percpu(COUNTER_CHUNK_BYTES, sizeof(unsigned long));
+	if (!c->counters) {
+		kfree(c);
+		return NULL;
+	}
+	list_add_tail(&c->list, &counter_chunks);
+	counter_chunks_nr++;
+	counter_chunks_empty++;
+	counters_free += BITS_PER_LONG;
+	return c;
+}
+
+static void chunk_destroy(struct counter_chunk *c)
+{
+	if (counter_cursor == c)
+		counter_cursor = counter_chunks_nr > 1 ? chunk_step(c, true) : NULL;
+	list_del(&c->list);
+	counter_chunks_nr--;
+	counter_chunks_empty--;
+	counters_free -= BITS_PER_LONG;
+	free_percpu(c->counters);
+	kfree(c);
+}
+
+unsigned long __percpu *counter_alloc(void)
+{
+	struct counter_chunk *c = NULL;
+	unsigned long __percpu *counter;
+	unsigned int n;
+	int cpu;
+
+	lockdep_assert_held(&kprobe_mutex);
+	if (counters_free)
+		c = chunk_search(NULL);
+	if (!c) {
+		WARN_ON_ONCE(counters_free);	/* the count is off */
+		c = chunk_create();
+		if (!c)
+			return NULL;
+	}
+	if (!c->used)
+		counter_chunks_empty--;
+	n = ffz(c->used);
+	c->used |= BIT(n);
+	counters_free--;
+	counter_cursor = c;
+	counter = c->counters + n;
+	for_each_possible_cpu(cpu)
+		per_cpu(*counter, cpu) = 0;
+	return counter;
+}
+
+/* @counter's bit in @c->used; @c holds it. */
+static unsigned long chunk_bit(struct counter_chunk *c, unsigned long __percpu *counter)
+{
+	return BIT(counter - c->counters);
+}
+
+/* Is @counter one counter_alloc() handed out and not given back yet? */
+bool counter_in_use(unsigned long __percpu *counter)
+{
+	struct counter_chunk *c = counter ? chunk_search(counter) : NULL;
+
+	return c && (c->used & chunk_bit(c, counter));
+}
+
+/* Give back a counter from counter_alloc(); see above for when. */
+void counter_free(unsigned long __percpu *counter)
+{
+	struct counter_chunk *c;
+
+	lockdep_assert_held(&kprobe_mutex);
+	if (!counter)
+		return;
+	c = chunk_search(counter);
+	if (WARN_ON_ONCE(!c))
+		return;
+	/* Given back already: a probe listed twice in one unregister call. */
+	if (!(c->used & chunk_bit(c, counter)))
+		return;
+	c->used &= ~chunk_bit(c, counter);
+	counters_free++;
+	counter_cursor = c;
+	if (!c->used)
+		counter_chunks_empty++;
+}
+
+/*
+ * Destroy empty chunks, once no CPU can be counting into the counters
+ * given back so far (after the grace period of the batch that gave them
+ * back). Half a chunk's worth of free counters stays, so that one probe
+ * coming and going at a chunk's edge does not make and destroy a chunk
+ * each time.
+ */
+void counter_trim(void)
+{
+	struct counter_chunk *c, *next;
+
+	lockdep_assert_held(&kprobe_mutex);
+	list_for_each_entry_safe(c, next, &counter_chunks, list) {
+		if (!counter_chunks_empty ||
+		    counters_free < BITS_PER_LONG + BITS_PER_LONG / 2)
+			return;
+		if (!c->used)
+			chunk_destroy(c);
+	}
+}

@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What the files of the kprobes core share. core.c owns the probe
+ * table and the life cycle of probes and sites (its opening comment is
+ * the map); the other files each own one concept and the data that
+ * goes with it: slots.c the instruction slots, blacklist.c the
+ * blacklist, arming.c the breakpoints and ftrace filters, optimizer.c
+ * the jumps, counters.c the hit counters, kretprobe.c the return
+ * instances, debugfs.c the files under /sys/kernel/debug/kprobes/.
+ * Nothing here is for use outside kernel/kprobes/.
+ */
+#ifndef _KERNEL_KPROBES_INTERNAL_H
+#define _KERNEL_KPROBES_INTERNAL_H
+
+#include <linux/kprobes.h>
+#include <linux/hash.h>
+#include <linux/init.h>
+#include <linux/slab.h>
+#include <linux/export.h>
+#include <linux/kallsyms.h>
+#include <linux/seq_file.h>
+#include <linux/seq_buf.h>
+#include <linux/debugfs.h>
+#include <linux/sysctl.h>
+#include <linux/memory.h>
+#include <linux/ftrace.h>
+#include <linux/cpu.h>
+#include <linux/jump_label.h>
+#include <linux/static_call.h>
+#include <linux/perf_event.h>
+#include <linux/execmem.h>
+#include <linux/module.h>
+#include <linux/bug.h>
+#include <linux/uaccess.h>
+#include <linux/rcupdate_wait.h>
+#include <linux/sort.h>
+#include <linux/list_sort.h>
+#include <linux/kdebug.h>
+#include <linux/objpool.h>
+
+#include <asm/sections.h>
+
+#define KPROBE_HASH_BITS 12
+#define KPROBE_TABLE_SIZE BIT(KPROBE_HASH_BITS)
+
+/* ---- core.c: the table, its lock and the switches ----------------------- */
+
+extern struct mutex kprobe_mutex;
+extern struct hlist_head kprobe_table[KPROBE_TABLE_SIZE];
+extern bool kprobes_all_disarmed;
+extern bool kprobes_initialized;
+extern const char *refusal_rule;
+extern const char *const rule_blacklisted;
+extern struct list_head kprobe_blacklist;
+
+/* ---- core.c: aggregate sites -------------------------------------------- */
+
+int aggr_pre_handler(struct kprobe *site, struct pt_regs *regs);
+void aggr_post_handler(struct kprobe *site, struct pt_regs *regs,
+		       unsigned long flags);
+
+static nokprobe_inline bool kprobe_is_aggr(struct kprobe *p)
+{
+	return p->pre_handler == aggr_pre_handler;
+}
+
+/*
+ * An aggregate site as the core allocates it: with room for the
+ * optimizer, and its own link for the batch that frees it, since the
+ * hit path may walk its ->list (the members) until it is unhashed.
+ */
+struct kprobe_aggregate {
+#ifdef CONFIG_OPTPROBES
+	struct optimized_kprobe op;
+#else
+	struct kprobe kp;
+#endif
+	struct list_head dying;
+};
+
+static inline struct kprobe_aggregate *to_aggr(struct kprobe *site)
+{
+#ifdef CONFIG_OPTPROBES
+	return container_of(site, struct kprobe_aggregate, op.kp);
+#else
+	return container_of(site, struct kprobe_aggregate, kp);
+#endif
+}
+
+static inline struct kprobe *aggr_site(struct kprobe_aggregate *agg)
+{
+#ifdef CONFIG_OPTPROBES
+	return &agg->op.kp;
+#else
+	return &agg->kp;
+#endif
+}
+
+/* ---- arming.c: one registration call's batch ---------------------------- */
+
+/*
+ * The changes a batch makes to one of our ftrace filters: an ip is added
+ * (+1) or removed (-1). A site may change more than once in a batch (it
+ * is disarmed when its last enabled probe is disabled, then armed again
+ * when another is enabled), so the changes are summed per ip when the
+ * batch applies them.
+ */
+struct ftrace_filter_change {
+	unsigned long ip;
+	int delta;
+};
+
+struct ftrace_filter_changes {
+	struct ftrace_filter_change *change;
+	unsigned long *ips;	/* room for applying them, so that it cannot fail */
+	unsigned int nr;
+	unsigned int max;
+};
+
+/* The two ftrace_ops an armed ftrace site can be in; see KPROBE_FLAG_IPMODIFY. */
+#define FTRACE_OPS_PLAIN	0
+#define FTRACE_OPS_IPMODIFY	1
+#define FTRACE_OPS_NR		2
+
+/*
+ * struct kprobe_batch - the sites one registration call changes
+ * @free_list: lone sites leaving the table, freed after one grace period
+ *	(linked by their ->list, which only an aggregate's readers walk)
+ * @free_aggregates: the same for aggregates (by kprobe_aggregate::dying)
+ * @ftrace: changes to each of our ftrace filters, applied after
+ *	text_mutex is dropped
+ * @poked: breakpoint writes were queued and must be applied
+ * @need_sync: wait for a grace period before returning, because a probe
+ *	left the table or an aggregate
+ * @grace_started, @grace: that grace period, from batch_publish() to
+ *	batch_release()
+ */
+struct kprobe_batch {
+	struct list_head free_list;
+	struct list_head free_aggregates;
+	struct ftrace_filter_changes ftrace[FTRACE_OPS_NR];
+	bool poked;
+	bool need_sync;
+	bool grace_started;
+	struct rcu_synchronize grace;
+};
+
+/* ---- the flags only the core uses --------------------------------------- */
+
+/*
+ * Private site flags, above the KPROBE_FLAG_* users see: the site is
+ * armed; the site is leaving the table in this batch.
+ */
+#define KPROBE_FLAG_ARMED	BIT(31)
+/* Private flag of an armed ftrace site: it is in kprobe_ipmodify_ops. */
+#define KPROBE_FLAG_IPMODIFY	BIT(23)
+#define KPROBE_FLAG_DYING	BIT(30)
+#define KPROBE_FLAGS_PRIVATE	(KPROBE_FLAG_ARMED | KPROBE_FLAG_IPMODIFY | KPROBE_FLAG_DYING)
+
+/*
+ * Private flag of a user probe: it was taken out of the table in this
+ * batch, and its hit counter is dropped once the batch's grace period
+ * is over (drop_counters()). The hit path may still be counting
+ * until then.
+ */
+#define KPROBE_FLAG_UNHOOKED	BIT(29)
+
+/*
+ * More private flags of a user probe.
+ *
+ * KPROBE_FLAG_NO_PRE: it has no pre_handler (handlers are fixed at
+ * registration), so that the aggregate's hit loop tests one word per
+ * member.
+ *
+ * KPROBE_FLAG_SITE_COUNTED: it is an enabled member of an aggregate, and
+ * its hits are the site's. Its own counter then holds its hits minus the
+ * site's count so far; kprobe_hits() adds the two. Set and cleared by
+ * member_set_counted(), under kprobe_mutex; cleared without folding the
+ * count when the probe is unregistered, since its count goes with it.
+ */
+/* (BITs 28 and 25 are the optimizer's OPT_QUEUED and OPT_BLOCKED, site flags.) */
+#define KPROBE_FLAG_NO_PRE		BIT(27)
+#define KPROBE_FLAG_SITE_COUNTED	BIT(26)
+#define KPROBE_MEMBER_SKIP	(KPROBE_FLAG_DISABLED | KPROBE_FLAG_GONE | KPROBE_FLAG_NO_PRE)
+
+/*
+ * Private site flag: on the optimizer's queue (optimizing_list, or the
+ * list the optimizer claimed from it). Under kprobe_mutex.
+ */
+#define KPROBE_FLAG_OPT_QUEUED	BIT(28)
+
+/*
+ * Private site flag: the optimizer wrote the site's jump at some time.
+ * Never cleared: a task may have taken the jump and been preempted in
+ * the detour before it called the arch's handler, which reads the site,
+ * and only an RCU-tasks grace period tells when none is left there. So
+ * such a site is freed after one (see retired_sites), whether it is
+ * still optimized when its last probe goes or had its jump taken out
+ * before (disabled, blocked, the sysctl, the enabled switch).
+ */
+#define KPROBE_FLAG_JUMPED	BIT(24)
+
+/*
+ * Private site flag: armed and optimizable but for a probe inside its
+ * region. requeue_covering_sites() looks for such sites when a probe
+ * goes, and only while there are any (nr_blocked_sites), so that
+ * removing thousands of probes costs no region lookups when none waits.
+ * Both under kprobe_mutex; set and cleared by site_check_optimizable().
+ */
+#define KPROBE_FLAG_OPT_BLOCKED	BIT(25)
+
+/* ---- core.c ------------------------------------------------------------- */
+
+kprobe_opcode_t *probe_target(kprobe_opcode_t *addr, const char *symbol_name,
+			      unsigned long offset);
+kprobe_opcode_t *resolve_probe_addr(kprobe_opcode_t *addr,
+				    const char *symbol_name,
+				    unsigned long offset,
+				    bool *on_func_entry, unsigned long *func);
+int check_probe_point(struct kprobe *p, struct kprobe **site,
+		      struct module **mod);
+int prepare_site(struct kprobe *p);
+void forget_probed_function(void);
+void release_site(struct kprobe *site);
+bool is_registered(struct kprobe *p, struct kprobe **site_out);
+unsigned long probe_hits(struct kprobe *p);
+int batch_publish(struct kprobe_batch *b);
+void batch_release(struct kprobe_batch *b);
+int batch_finish(struct kprobe_batch *b);
+void retire_sites(void);
+void batch_begin_retired(struct kprobe_batch *b);
+int sync_all_sites(void);
+
+/* ---- arming.c ----------------------------------------------------------- */
+
+bool site_wants_armed(struct kprobe *site);
+bool site_is_armed(struct kprobe *site);
+int ftrace_changes_apply(struct ftrace_filter_changes *l, int kind);
+void kprobes_lock_text(void);
+void kprobes_unlock_text(void);
+void batch_begin(struct kprobe_batch *b);
+void batch_apply_text(struct kprobe_batch *b);
+int site_sync_armed(struct kprobe_batch *b, struct kprobe *site);
+
+/* ---- slots.c ------------------------------------------------------------ */
+
+void __init optinsn_slots_init(void);
+
+/* ---- blacklist.c -------------------------------------------------------- */
+
+int order_ulong(unsigned long x, unsigned long y);
+struct kprobe_blacklist_entry *blacklist_entry_of(unsigned long addr);
+bool in_blacklisted_range(unsigned long addr);
+bool blacklisted_piece(unsigned long addr, const char *name,
+		       const char *modname);
+void blacklist_symbols(unsigned long *start, unsigned long *end);
+int __init populate_kprobe_blacklist(void);
+
+/* ---- counters.c --------------------------------------------------------- */
+
+unsigned long __percpu *counter_alloc(void);
+bool counter_in_use(unsigned long __percpu *counter);
+void counter_free(unsigned long __percpu *counter);
+void counter_trim(void);
+
+/* ---- kretprobe.c -------------------------------------------------------- */
+
+int kretprobe_on_entry(struct kprobe *p, struct pt_regs *regs);
+void __init populate_kretprobe_blacklist(void);
+
+/* ---- optimizer.c -------------------------------------------------------- */
+
+#ifdef CONFIG_OPTPROBES
+extern int kprobes_optimization;
+
+struct kprobe *region_probe(struct optimized_kprobe *op);
+bool site_check_optimizable(struct kprobe *site, bool armed);
+int prepare_detour(struct optimized_kprobe *op, struct kprobe *p);
+bool site_prepare_detour(struct kprobe *site, struct kprobe *p);
+void site_remove_detour(struct kprobe *site);
+bool site_had_jump(struct kprobe *site);
+bool site_listed_optimized(struct kprobe *site);
+void site_sync_optimized(struct kprobe_batch *b, struct kprobe *site,
+			 bool armed);
+void sync_covering_sites(struct kprobe_batch *b, kprobe_opcode_t *addr);
+void requeue_covering_sites(kprobe_opcode_t *addr);
+#else
+static inline bool site_prepare_detour(struct kprobe *site, struct kprobe *p)
+{
+	return false;
+}
+
+static inline void site_remove_detour(struct kprobe *site)
+{
+}
+
+static inline bool site_had_jump(struct kprobe *site)
+{
+	return false;
+}
+
+static inline bool site_listed_optimized(struct kprobe *site)
+{
+	return false;
+}
+
+static inline void site_sync_optimized(struct kprobe_batch *b, struct kprobe *site,
+				       bool armed)
+{
+}
+
+static inline void sync_covering_sites(struct kprobe_batch *b, kprobe_opcode_t *addr)
+{
+}
+
+static inline void requeue_covering_sites(kprobe_opcode_t *addr)
+{
+}
+#endif /* CONFIG_OPTPROBES */
+
+#endif /* _KERNEL_KPROBES_INTERNAL_H */
