@@ -16,7 +16,10 @@
 #                  out/bench.txt and out/bench.png
 #   make cross     build the series for the other architectures, print a table
 #   make patches   write the patch series to out/patches/
+#   make patches-check   build and boot every prefix of the series
 #   make check     checkpatch --strict and kernel-doc on our files
+#   make kunit     the KUnit suite through the tree's kunit.py
+#   make docs      htmldocs of Documentation/trace, no warning from ours
 
 SHELL := /bin/bash
 REPO := $(abspath .)
@@ -39,7 +42,7 @@ FRAGMENTS ?= $(T)/kprobes.config $(T)/debug.config
 MAIN_APPEND := preempt=full
 
 .PHONY: all deps tree kernel initramfs test demo shell patches check clean distclean \
-	test-alt test-main alt-kernel bench storm test-arm64 test-riscv64 test-arm cross coverage
+	test-alt test-main alt-kernel bench storm patches-check docs kunit test-arm64 test-riscv64 test-arm cross coverage
 
 # A second configuration: PREEMPT, no modules, no function tracer (so no
 # kprobes on ftrace), the KUnit suite built in.
@@ -147,8 +150,22 @@ cross: tree
 patches: deps
 	@$(T)/make-patches.sh
 
+# Every prefix of the series built (both x86-64 configurations) and its
+# alt kernel booted; not part of make test (CI's time).
+patches-check: patches
+	@$(T)/patches-check.sh
+
 check: tree
 	@$(T)/check.sh
+
+# The KUnit suite through the tree's runner, tools/testing/kunit/kunit.py.
+kunit: tree
+	@$(T)/kunit.sh
+
+# Documentation/trace built with Sphinx; fails on a warning about ours.
+docs: tree
+	@$(T)/install-deps.sh --docs
+	@$(T)/docs.sh
 
 clean:
 	rm -rf $(OBJ) $(BUILD)/initramfs* $(BUILD)/console-*.log out
