@@ -8,6 +8,9 @@
 
 #include "internal.h"
 
+/* Ranges no probe may be placed in. Written under kprobe_mutex, read under RCU. */
+LIST_HEAD(kprobe_blacklist);
+
 bool __weak arch_within_kprobe_blacklist(unsigned long addr)
 {
 	return false;

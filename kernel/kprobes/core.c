@@ -140,9 +140,6 @@ int kprobe_refuse(int err, const char *rule)
  */
 EXPORT_PER_CPU_SYMBOL_GPL(current_kprobe);
 
-/* Ranges no probe may be placed in. Written under kprobe_mutex, read under RCU. */
-LIST_HEAD(kprobe_blacklist);
-
 static struct hlist_head *kprobe_bucket(const void *addr)
 {
 	return &kprobe_table[hash_ptr(addr, KPROBE_HASH_BITS)];
@@ -1348,7 +1345,7 @@ static DECLARE_WORK(retire_work, retire_work_fn);
  * whose jump had been taken out before (batch_release()). Under
  * kprobe_mutex.
  */
-LIST_HEAD(retired_sites);
+static LIST_HEAD(retired_sites);
 
 /*
  * Have retire_work free the retired sites, and write back what is still

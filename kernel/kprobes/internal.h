@@ -51,7 +51,7 @@ extern bool kprobes_all_disarmed;
 extern bool kprobes_initialized;
 extern const char *refusal_rule;
 extern const char *const rule_blacklisted;
-extern struct list_head kprobe_blacklist;
+extern struct list_head kprobe_blacklist;	/* blacklist.c */
 
 /* ---- core.c: aggregate sites -------------------------------------------- */
 
