@@ -130,6 +130,7 @@ static int kpt_static_call_target(int v)
 {
 	return v + 1;
 }
+
 DEFINE_STATIC_CALL(kpt_static_call, kpt_static_call_target);
 
 static noinline notrace int kpt_static_call_fn(int v)
@@ -146,6 +147,7 @@ static int kpt_sc_ret0_target(int v)
 {
 	return v + 1;
 }
+
 DEFINE_STATIC_CALL_RET0(kpt_sc_ret0, kpt_sc_ret0_target);
 
 static noinline notrace int kpt_sc_ret0_fn(int v)

@@ -184,6 +184,7 @@ static struct kprobe_index boot_index = {
 	.mask = 1,
 	.shift = 63,
 };
+
 static struct kprobe_index __rcu *kprobe_index = RCU_INITIALIZER(&boot_index);
 
 static nokprobe_inline unsigned long index_start(const struct kprobe_index *idx,

@@ -82,6 +82,7 @@ struct kretprobe_blackpoint kretprobe_blacklist[] = {
 	{ "__switch_to", NULL },
 	{ NULL, NULL },
 };
+
 const int kretprobe_blacklist_size = ARRAY_SIZE(kretprobe_blacklist);
 
 /* ---- where a probe may go ------------------------------------------------ */
