@@ -385,14 +385,28 @@ EOF
 
 # ---- the old code goes ------------------------------------------------------
 
+# In two halves, each under 2,500 lines: the kretprobe code onwards,
+# then the rest.
+old_core=$work/kernel/kprobes.c
+cut=$(grep -n '^#ifdef CONFIG_KRETPROBES$' "$old_core" | head -n 1 | cut -d: -f1)
+head -n $((cut - 1)) "$old_core" > "$old_core.new"
+mv "$old_core.new" "$old_core"
+g add kernel/kprobes.c
+commit "kprobes: remove the old core's kretprobes, module handling and debugfs" <<'EOF'
+Nothing builds kernel/kprobes.c since the switch to kernel/kprobes/.
+Remove its second half (kretprobes and their instances, the module
+notifier, init, debugfs); the next patch removes the rest. The removal
+is split only to keep each patch under 2,500 lines.
+EOF
+
 remove kernel/kprobes.c
 maintainers_files add kernel/kprobes/
 maintainers_files del $core/Makefile $core/internal.h $core/core.c \
 	$core/arming.c $core/slots.c $core/blacklist.c $core/counters.c \
 	$core/kretprobe.c $core/optimizer.c $core/debugfs.c
-commit "kprobes: remove the old core" <<'EOF'
+commit "kprobes: remove the rest of the old core" <<'EOF'
 Nothing builds kernel/kprobes.c since the switch to kernel/kprobes/.
-Remove it, and let MAINTAINERS name the directory.
+Remove what is left of it, and let MAINTAINERS name the directory.
 EOF
 
 g rm -q $x86/core.c $x86/opt.c $x86/ftrace.c
