@@ -569,18 +569,16 @@ static int count_pre2_quiet(struct kprobe *p, struct pt_regs *regs)
 	return 0;
 }
 
-#ifdef CONFIG_X86_64
 /*
  * @fn + @off, computed at run time: objtool takes a constant address in
  * a function's body for an indirect branch target, which under IBT
- * needs an ENDBR.
+ * needs an ENDBR. (Used by x86-64's cases and entry_of() only.)
  */
-static void *insn_at(void *fn, unsigned long off)
+static __maybe_unused void *insn_at(void *fn, unsigned long off)
 {
 	OPTIMIZER_HIDE_VAR(fn);
 	return fn + off;
 }
-#endif
 
 /* Where a probe on @fn+0 goes: past the ENDBR64 landing pad under IBT. */
 static void *entry_of(void *fn)
@@ -876,9 +874,9 @@ static void test_refuse_not_text(struct kunit *test)
 {
 	struct kprobe kp;
 
-	/* Kernel data, which kallsyms names (KALLSYMS_ALL). */
+	/* Kernel data: a symbol that is not text, or none without KALLSYMS_ALL. */
 	init_probe(&kp, (void *)&init_task, NULL, 0, count_pre, NULL);
-	EXPECT_REFUSED(test, -EINVAL, &kp);
+	EXPECT_REFUSED(test, IS_ENABLED(CONFIG_KALLSYMS_ALL) ? -EINVAL : -ENOENT, &kp);
 	/* A user address, a non-canonical one. */
 	init_probe(&kp, (void *)0x10, NULL, 0, count_pre, NULL);
 	EXPECT_REFUSED(test, -ENOENT, &kp);
@@ -3191,8 +3189,12 @@ static void test_optimized_freed_after_tasks_gp(struct kunit *test)
 	struct task_struct *blocker;
 	struct kprobe kp, *site;
 
-	if (!IS_ENABLED(CONFIG_PREEMPTION))
-		kunit_skip(test, "a task is preempted in a detour only with PREEMPTION");
+	/*
+	 * The blocker spins: only a kernel that preempts it lets this test
+	 * go on (with preempt=none, a one-CPU kernel would hang here).
+	 */
+	if (!preempt_model_preemptible())
+		kunit_skip(test, "a task is preempted in a detour only on a preemptible kernel");
 	init_probe(&kp, kpt_opt, NULL, 0, count_pre, NULL);
 	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
 	wait_for_kprobe_optimizer();
