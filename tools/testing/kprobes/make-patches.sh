@@ -391,7 +391,7 @@ old_core=$work/kernel/kprobes.c
 cut=$(grep -n '^#ifdef CONFIG_KRETPROBES$' "$old_core" | head -n 1 | cut -d: -f1)
 head -n $((cut - 1)) "$old_core" > "$old_core.new"
 mv "$old_core.new" "$old_core"
-g add kernel/kprobes.c
+g add -f kernel/kprobes.c
 commit "kprobes: remove the old core's kretprobes, module handling and debugfs" <<'EOF'
 Nothing builds kernel/kprobes.c since the switch to kernel/kprobes/.
 Remove its second half (kretprobes and their instances, the module
