@@ -507,8 +507,11 @@ fi
 # get_maintainer.pl names the KPROBES entry for every patch of ours.
 for p in "$out"/0*.patch; do
 	case $p in */0000-*) continue ;; esac
-	grep -qE '^\+\+\+ b/(kernel/kprobes|include/linux/kprobes|arch/x86/kernel/kprobes|arch/x86/include/asm/kprobes|samples/kprobes|lib/test_kprobes|Documentation/trace/kprobes)' "$p" ||
-		continue
+	# Our files that the series' last tree still has (get_maintainer.pl
+	# reads that tree's MAINTAINERS).
+	ours=$(sed -n 's|^+++ b/||p' "$p" | grep -E '^(kernel/kprobes|include/linux/kprobes|arch/x86/kernel/kprobes|arch/x86/include/asm/kprobes|samples/kprobes|lib/test_kprobes|Documentation/trace/kprobes)' |
+		while read -r f; do [ -e "$work/$f" ] && echo "$f"; done)
+	[ -n "$ours" ] || continue
 	(cd "$work" && PATH=/usr/bin:$PATH perl scripts/get_maintainer.pl --no-git \
 		--no-git-fallback "$p" 2>/dev/null) | grep -q ':KPROBES)' ||
 		{ echo "make-patches: get_maintainer.pl does not name KPROBES for $(basename "$p")" >&2; exit 1; }
