@@ -510,7 +510,7 @@ for p in "$out"/0*.patch; do
 	# Our files that the series' last tree still has (get_maintainer.pl
 	# reads that tree's MAINTAINERS).
 	ours=$(sed -n 's|^+++ b/||p' "$p" | grep -E '^(kernel/kprobes|include/linux/kprobes|arch/x86/kernel/kprobes|arch/x86/include/asm/kprobes|samples/kprobes|lib/test_kprobes|Documentation/trace/kprobes)' |
-		while read -r f; do [ -e "$work/$f" ] && echo "$f"; done)
+		while read -r f; do [ ! -e "$work/$f" ] || echo "$f"; done || true)
 	[ -n "$ours" ] || continue
 	(cd "$work" && PATH=/usr/bin:$PATH perl scripts/get_maintainer.pl --no-git \
 		--no-git-fallback "$p" 2>/dev/null) | grep -q ':KPROBES)' ||
