@@ -379,7 +379,7 @@ within_kprobe_blacklist() and current_kprobe are now exported (GPL), so
 that modules, the KUnit suite among them, can use kprobe_running().
 common.h keeps the register save macros the rethook trampoline uses.
 
-The old files are removed in the next two patches, so that this one can
+The old files are removed in the next three patches, so that this one can
 be read on its own.
 EOF
 
