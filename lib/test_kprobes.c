@@ -2353,8 +2353,8 @@ static void test_unregister_listed_twice(struct kunit *test)
 	unregister_kprobes(twice, ARRAY_SIZE(twice));
 	KUNIT_EXPECT_NULL(test, probe_at(entry_of(kprobe_target)));
 	KUNIT_EXPECT_NULL(test, b.nhit);
-
 #if defined(CONFIG_X86_64) && defined(CONFIG_OPTPROBES)
+
 	/* The x86 functions the optimizer is tested on. */
 	init_probe(&a, kpt_opt, NULL, 0, count_pre, NULL);
 	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&a));

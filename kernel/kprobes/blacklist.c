@@ -16,12 +16,6 @@ bool __weak arch_within_kprobe_blacklist(unsigned long addr)
 	return false;
 }
 
-/* -1, 0 or 1 as @x is below, equal to or above @y: for the sorts below. */
-int order_ulong(unsigned long x, unsigned long y)
-{
-	return x < y ? -1 : x > y;
-}
-
 /*
  * The blacklist entry holding @addr, or NULL. The entries are freed only
  * with their module's text, under kprobe_mutex: hold it, or RCU.

@@ -16,11 +16,7 @@
 
 static bool probe_is_kretprobe(struct kprobe *p)
 {
-#ifdef CONFIG_KRETPROBES
-	return p->pre_handler == kretprobe_on_entry;
-#else
-	return false;
-#endif
+	return IS_ENABLED(CONFIG_KRETPROBES) && p->pre_handler == kretprobe_on_entry;
 }
 
 /* The start of a line in list and stats: address, type, symbol+offset, module. */
@@ -61,10 +57,8 @@ static unsigned long probe_missed(struct kprobe *p)
 {
 	unsigned long missed = p->nmissed;
 
-#ifdef CONFIG_KRETPROBES
 	if (probe_is_kretprobe(p))
 		missed += container_of(p, struct kretprobe, kp)->nmissed;
-#endif
 	return missed;
 }
 

@@ -43,6 +43,12 @@
 #define KPROBE_HASH_BITS 12
 #define KPROBE_TABLE_SIZE BIT(KPROBE_HASH_BITS)
 
+/* -1, 0 or 1 as @x is below, equal to or above @y: for sort() callbacks. */
+static inline int order_ulong(unsigned long x, unsigned long y)
+{
+	return x < y ? -1 : x > y;
+}
+
 /* ---- core.c: the table, its lock and the switches ----------------------- */
 
 extern struct mutex kprobe_mutex;
@@ -248,7 +254,6 @@ void __init optinsn_slots_init(void);
 
 /* ---- blacklist.c -------------------------------------------------------- */
 
-int order_ulong(unsigned long x, unsigned long y);
 struct kprobe_blacklist_entry *blacklist_entry_of(unsigned long addr);
 bool in_blacklisted_range(unsigned long addr);
 bool blacklisted_piece(unsigned long addr, const char *name,
