@@ -34,6 +34,7 @@
 #include <linux/bug.h>
 #include <linux/kallsyms.h>
 #include <linux/objtool.h>
+#include <linux/hw_breakpoint.h>
 #include <kunit/test.h>
 
 #ifdef CONFIG_X86_64
@@ -2245,6 +2246,149 @@ static void test_ftrace_site_no_trap(struct kunit *test)
 }
 #endif
 
+/*
+ * A nested hit (a probe hit from a handler) runs its instruction without
+ * handlers; here that instruction faults, and the exception-table fixup
+ * must apply as if the probe were not there.
+ */
+static int nested_fault_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	HANDLER_CHECK(kpt_fault_load((unsigned long)unmapped) == -1UL);
+	HANDLER_CHECK(kpt_fault_load(0x8000000000000000UL) == -1UL);
+	return 0;
+}
+
+static void test_fault_in_nested_hit(struct kunit *test)
+{
+	void *area = make_unmapped(test);
+	struct kprobe outer, inner;
+
+	init_probe(&outer, kpt_leaf, NULL, 0, nested_fault_pre, NULL);
+	init_probe(&inner, insn_at(kpt_fault_load, 7), NULL, 0, count_pre, count_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&inner));
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&outer));
+	KUNIT_EXPECT_EQ(test, kpt_leaf(), 42UL);
+	KUNIT_EXPECT_EQ(test, inner.nmissed, 2UL);
+	KUNIT_EXPECT_NULL(test, kprobe_running());
+	/* Hit on its own, the inner probe works as before. */
+	KUNIT_EXPECT_EQ(test, kpt_fault_load((unsigned long)unmapped), -1UL);
+	unregister_kprobe(&outer);
+	unregister_kprobe(&inner);
+	vfree(area);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 0);
+}
+
+#ifdef CONFIG_HAVE_HW_BREAKPOINT
+/*
+ * Probes hit at three levels: a data breakpoint on kpt_rip_data traps
+ * after an instruction that reads it runs from a probe's copy, and its
+ * handler (in the #DB, like an NMI handler) calls a probed function.
+ */
+static unsigned long (*watch_calls)(void);
+static atomic_t watch_hits;
+static unsigned long watch_result;
+
+static void watch_handler(struct perf_event *bp, struct perf_sample_data *data,
+			  struct pt_regs *regs)
+{
+	atomic_inc(&watch_hits);
+	WRITE_ONCE(watch_result, watch_calls());
+}
+
+static struct perf_event * __percpu *watch_rip_data(struct kunit *test)
+{
+	struct perf_event * __percpu *bp;
+	struct perf_event_attr attr;
+
+	hw_breakpoint_init(&attr);
+	attr.bp_addr = (unsigned long)&kpt_rip_data;
+	attr.bp_len = HW_BREAKPOINT_LEN_8;
+	attr.bp_type = HW_BREAKPOINT_RW;
+	atomic_set(&watch_hits, 0);
+	WRITE_ONCE(watch_result, 0);
+	bp = register_wide_hw_breakpoint(&attr, watch_handler, NULL);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR((void __force *)bp), "%ld",
+			       PTR_ERR((void __force *)bp));
+	return bp;
+}
+
+static unsigned long rip_data_seen;
+
+static int nested_load_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	WRITE_ONCE(rip_data_seen, kpt_rip_load());
+	return 0;
+}
+
+/*
+ * The outer probe's handler calls kpt_rip_load(), whose probe is hit
+ * nested; the load in its copy raises the #DB, whose handler calls
+ * kpt_cpuid(), whose probe (never boosted) is hit a level further down,
+ * inside the nested hit. Every nested hit runs its instruction and is
+ * counted as missed.
+ */
+static void test_hit_inside_nested_hit(struct kunit *test)
+{
+	unsigned long expect = kpt_rip_load();
+	struct perf_event * __percpu *bp;
+	struct kprobe outer, inner, deepest;
+
+	init_probe(&outer, kpt_leaf, NULL, 0, nested_load_pre, NULL);
+	init_probe(&inner, kpt_rip_load, NULL, 0, count_pre, count_post);
+	init_probe(&deepest, insn_at(kpt_cpuid, 5), NULL, 0, count_pre, count_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&deepest));
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&inner));
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&outer));
+	watch_calls = kpt_cpuid;
+	rip_data_seen = 0;
+	bp = watch_rip_data(test);
+	KUNIT_EXPECT_EQ(test, kpt_leaf(), 42UL);
+	unregister_wide_hw_breakpoint(bp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&watch_hits), 1);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(watch_result), 3UL);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(rip_data_seen), expect);
+	KUNIT_EXPECT_EQ(test, inner.nmissed, 1UL);
+	KUNIT_EXPECT_EQ(test, deepest.nmissed, 1UL);
+	KUNIT_EXPECT_NULL(test, kprobe_running());
+	/* Each still works on its own. */
+	KUNIT_EXPECT_EQ(test, kpt_rip_load(), expect);
+	KUNIT_EXPECT_EQ(test, kpt_cpuid(), 3UL);
+	unregister_kprobe(&outer);
+	unregister_kprobe(&inner);
+	unregister_kprobe(&deepest);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 2);
+}
+
+/*
+ * A probe hit again while its own copy runs: the #DB raised by the load
+ * in the copy calls the probed function once more. The nested hit must
+ * not be taken for the end of the outer one, whose post_handler runs
+ * once, after its copy.
+ */
+static void test_hit_inside_own_copy(struct kunit *test)
+{
+	unsigned long expect = kpt_rip_load();
+	struct perf_event * __percpu *bp;
+	struct kprobe kp;
+
+	init_probe(&kp, kpt_rip_load, NULL, 0, count_pre, count_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	watch_calls = kpt_rip_load;
+	bp = watch_rip_data(test);
+	KUNIT_EXPECT_EQ(test, kpt_rip_load(), expect);
+	unregister_wide_hw_breakpoint(bp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&watch_hits), 1);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(watch_result), expect);
+	KUNIT_EXPECT_EQ(test, kp.nmissed, 1UL);
+	KUNIT_EXPECT_NULL(test, kprobe_running());
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
+}
+#endif /* CONFIG_HAVE_HW_BREAKPOINT */
+
 /* The copied instruction faults; its exception-table fixup must still apply. */
 static void test_fault_in_copy(struct kunit *test)
 {
@@ -3503,6 +3647,11 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_ftrace_site_no_trap),
 #endif
 	KUNIT_CASE(test_fault_in_copy),
+	KUNIT_CASE(test_fault_in_nested_hit),
+#ifdef CONFIG_HAVE_HW_BREAKPOINT
+	KUNIT_CASE(test_hit_inside_nested_hit),
+	KUNIT_CASE(test_hit_inside_own_copy),
+#endif
 	KUNIT_CASE(test_aggregate_breakpoint),
 	KUNIT_CASE(test_register_disabled),
 	KUNIT_CASE(test_disable_aggregate_member),

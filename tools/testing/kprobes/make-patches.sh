@@ -299,7 +299,16 @@ to the original address so that its exception-table fixup applies.
 
 Boosting: once a copy ran cleanly, hits of a site without a
 post_handler run a second copy that jumps back by itself, so one trap
-per hit instead of two. Breakpoint writes are queued with text_poke()
+per hit instead of two.
+
+A probe hit inside another hit (from a handler, or from an NMI or a
+data breakpoint's #DB in the middle of one) runs no handlers and keeps
+no per-CPU state: it always runs the second copy, and a fault there is
+rewound with the original's address kept in the slot. So hits nest to
+any depth, where the tree keeps one level and calls BUG() on a probe
+hit while a nested hit single-steps.
+
+Breakpoint writes are queued with text_poke()
 and made visible with one text_poke_sync() per batch; every text change
 is told to perf as a PERF_RECORD_TEXT_POKE.
 
@@ -461,9 +470,10 @@ kind the int3 handler emulates or copies (RIP-relative load, call, jmp,
 ret, jcc, loop, push/pop, indirect calls through a register and
 through memory, pushf), ENDBR entries (+0 and +4, and +1..+3 refused),
 __pfx_ preambles, static call and jump label sites, boosting counted in
-traps per hit, and optimization: regions with branches, padding and
-indirect tail calls, each optimized and unoptimized while a second CPU
-hits it.
+traps per hit, nested hits (three levels deep through a data
+breakpoint's handler, and a fault in a nested hit's copy), and
+optimization: regions with branches, padding and indirect tail calls,
+each optimized and unoptimized while a second CPU hits it.
 EOF
 
 put Documentation/trace/kprobes.rst

@@ -25,13 +25,17 @@ typedef u8 kprobe_opcode_t;
 #define __ARCH_WANT_KPROBES_INSN_SLOT
 
 /*
- * A slot holds the copied instruction followed by an int3 that brings
- * the CPU back to us after the copy ran. A boostable instruction gets a
- * second copy at KPROBE_BOOST_OFFSET, followed by a jump back to the
- * instruction after the original: no second trap.
+ * A slot holds two copies of the instruction. The trapping copy, at its
+ * start, is followed by an int3 that brings the CPU back to us after it
+ * ran. The boosted copy, at KPROBE_BOOST_OFFSET, is followed by a jump
+ * back to the instruction after the original: no second trap. The last
+ * four bytes, at KPROBE_ORIGIN_OFFSET, hold the original's address
+ * relative to the slot (an s32: slots and text are within 2 GiB), for
+ * rewinding a fault in the boosted copy.
  */
-#define KPROBE_SLOT_SIZE	32
 #define KPROBE_BOOST_OFFSET	16
+#define KPROBE_ORIGIN_OFFSET	(KPROBE_BOOST_OFFSET + MAX_INSN_SIZE + JMP32_INSN_SIZE)
+#define KPROBE_SLOT_SIZE	(KPROBE_ORIGIN_OFFSET + 4)
 
 /* kretprobe_blacklist[] names __switch_to (breakpoint.c). */
 extern const int kretprobe_blacklist_size;
@@ -122,18 +126,13 @@ struct arch_optimized_insn {
 	bool in_text;
 };
 
-/* Enough to restore the outer hit when a probe is hit inside another. */
-struct prev_kprobe {
-	struct kprobe *kp;
-	unsigned long status;
-	unsigned long saved_if;
-};
-
-/* Per-CPU state of the hit this CPU is handling. */
+/*
+ * Per-CPU state of the hit this CPU is handling. A probe hit inside it
+ * (nested) keeps no state: see nested_hit() in breakpoint.c.
+ */
 struct kprobe_ctlblk {
 	unsigned long kprobe_status;
 	unsigned long saved_if;		/* X86_EFLAGS_IF as the probe found it */
-	struct prev_kprobe prev_kprobe;
 };
 
 int kprobe_fault_handler(struct pt_regs *regs, int trapnr);

@@ -22,22 +22,27 @@
  * Running the copy with interrupts off means a task can never be
  * preempted or migrated inside the trapping copy.
  *
- * Boosting: a copied instruction that can run anywhere gets a second
- * copy in its slot, followed by a jump back to the instruction after the
- * original. Once the trapping copy has run cleanly once, hits of a site
- * without a post_handler leave the probe as soon as the handlers are
- * done and send the CPU to the boosted copy with its own interrupt flag:
- * one trap per hit instead of two. A task may then be interrupted, and
- * on a preemptible kernel preempted, inside the boosted copy: such a
- * slot is freed "dirty", and the core reuses it only after an RCU-tasks
- * grace period (see can_boost() and arch_remove_kprobe()).
+ * Boosting: the slot holds a second copy, followed by a jump back to
+ * the instruction after the original. For an instruction that can run
+ * anywhere (boost_refusal()), once the trapping copy has run cleanly
+ * once, hits of a site without a post_handler leave the probe as soon as
+ * the handlers are done and send the CPU to the boosted copy with its
+ * own interrupt flag: one trap per hit instead of two. A task may then
+ * be interrupted, and on a preemptible kernel preempted, inside the
+ * boosted copy: such a slot is freed "dirty", and the core reuses it
+ * only after an RCU-tasks grace period (see arch_remove_kprobe()).
  *
  * Per-CPU state: kprobe_running() is the probe being handled; the
  * kprobe_ctlblk says at which stage (KPROBE_HIT_*), and holds the
- * interrupted IF flag while the copy runs. A probe hit while another is
- * being handled on the same CPU (a handler calls probed code, or an NMI
- * arrives) is executed without handlers and counted in nmissed; its
- * state is stacked in prev_kprobe, one level deep.
+ * interrupted IF flag while the copy runs.
+ *
+ * Nested hits: a probe hit while another is being handled on the same
+ * CPU (a handler calls probed code, or an NMI or #DB arrives in the
+ * middle of a hit) runs no handlers and is counted in nmissed. It keeps
+ * no per-CPU state, so hits nest to any depth: its instruction is
+ * emulated, or its boosted copy runs, whatever the boosting rules say
+ * for the hits that run handlers (nested_hit()). A fault in that copy is
+ * rewound to the original instruction with the address the slot keeps.
  */
 
 #define pr_fmt(fmt) "kprobes: " fmt
@@ -428,9 +433,6 @@ static const char *boost_refusal(struct insn *insn, unsigned long addr)
 	 */
 	if (IS_ENABLED(CONFIG_PREEMPTION) && !IS_ENABLED(CONFIG_TASKS_RCU))
 		return "a preemptible kernel without TASKS_RCU";
-	/* The boosted copy and its jump back share half a slot. */
-	if (insn->length > KPROBE_SLOT_SIZE - KPROBE_BOOST_OFFSET - JMP32_INSN_SIZE)
-		return "instruction too long for the boosted copy";
 	/* 0f xx as the tree decides; 0f 38 xx and 0f 3a xx never. */
 	if (insn->opcode.nbytes == 3 ||
 	    (insn->opcode.nbytes == 2 && !twobyte_boostable(insn->opcode.bytes[1])))
@@ -468,8 +470,10 @@ int kprobe_copy_insn(u8 *dst, struct insn *insn, const u8 *buf,
 }
 
 /*
- * Fill a new slot: the trapping copy of @insn at its start, and, for a
- * boostable instruction, the boosted copy with its jump back.
+ * Fill a new slot (see KPROBE_SLOT_SIZE): the trapping copy of @insn,
+ * the boosted copy with its jump back, and where the original is.
+ * Every slot has a boosted copy, for nested hits; whether the hits that
+ * run handlers may use it is boost_refusal()'s to say.
  */
 static int fill_slot(struct kprobe *p, struct insn *insn, const u8 *buf)
 {
@@ -478,6 +482,7 @@ static int fill_slot(struct kprobe *p, struct insn *insn, const u8 *buf)
 	u8 image[KPROBE_SLOT_SIZE];
 	unsigned long boosted;
 	kprobe_opcode_t *slot;
+	s32 origin;
 	int ret;
 
 	slot = get_insn_slot();
@@ -485,19 +490,22 @@ static int fill_slot(struct kprobe *p, struct insn *insn, const u8 *buf)
 		return kprobe_refuse(-ENOMEM, "no instruction slot");
 
 	memset(image, INT3_INSN_OPCODE, sizeof(image));
+	boosted = (unsigned long)slot + KPROBE_BOOST_OFFSET;
+	origin = addr - (unsigned long)slot;
 	ret = kprobe_copy_insn(image, insn, buf, addr, (unsigned long)slot);
-	if (!ret && !boost_refusal(insn, addr)) {
-		boosted = (unsigned long)slot + KPROBE_BOOST_OFFSET;
+	if (!ret)
 		ret = kprobe_copy_insn(image + KPROBE_BOOST_OFFSET, insn, buf, addr, boosted);
-		__text_gen_insn(image + KPROBE_BOOST_OFFSET + len, JMP32_INSN_OPCODE,
-				(void *)(boosted + len), (void *)(addr + len),
-				JMP32_INSN_SIZE);
-		p->ainsn.boost = KPROBE_BOOST_AFTER_RUN;
-	}
+	if (!ret && (unsigned long)slot + origin != addr)
+		ret = -ERANGE;
 	if (ret) {
 		free_insn_slot(slot, 0);
 		return ret;
 	}
+	__text_gen_insn(image + KPROBE_BOOST_OFFSET + len, JMP32_INSN_OPCODE,
+			(void *)(boosted + len), (void *)(addr + len), JMP32_INSN_SIZE);
+	memcpy(image + KPROBE_ORIGIN_OFFSET, &origin, sizeof(origin));
+	if (!boost_refusal(insn, addr))
+		p->ainsn.boost = KPROBE_BOOST_AFTER_RUN;
 	text_poke(slot, image, sizeof(image));
 	perf_event_text_poke(slot, NULL, 0, image, sizeof(image));
 	p->ainsn.insn = slot;
@@ -708,9 +716,9 @@ NOKPROBE_SYMBOL(indirect_target);
 
 /*
  * Carry out an emulated instruction on @regs (ip still points past the
- * int3). Inlined in its one caller; the conditional jumps and the calls,
- * most of what is emulated, are tested for first, before the switch's
- * chain of comparisons.
+ * int3). Inlined in the int3 handler (and in nested_hit(), which is
+ * rare); the conditional jumps and the calls, most of what is emulated,
+ * are tested for first, before the switch's chain of comparisons.
  */
 static __always_inline void emulate_insn(struct kprobe *p, struct pt_regs *regs)
 {
@@ -777,32 +785,12 @@ static __always_inline void emulate_insn(struct kprobe *p, struct pt_regs *regs)
 	}
 }
 
-static void push_hit_state(struct kprobe_ctlblk *kcb)
-{
-	kcb->prev_kprobe.kp = kprobe_running();
-	kcb->prev_kprobe.status = kcb->kprobe_status;
-	kcb->prev_kprobe.saved_if = kcb->saved_if;
-}
-NOKPROBE_SYMBOL(push_hit_state);
-
-static void pop_hit_state(struct kprobe_ctlblk *kcb)
-{
-	__this_cpu_write(current_kprobe, kcb->prev_kprobe.kp);
-	kcb->kprobe_status = kcb->prev_kprobe.status;
-	kcb->saved_if = kcb->prev_kprobe.saved_if;
-}
-NOKPROBE_SYMBOL(pop_hit_state);
-
 /* The probed instruction has run: post_handler, then leave the probe. */
 static void finish_hit(struct kprobe *p, struct pt_regs *regs,
-		       struct kprobe_ctlblk *kcb, bool nested)
+		       struct kprobe_ctlblk *kcb)
 {
 	kprobe_post_handler_t post;
 
-	if (nested) {
-		pop_hit_state(kcb);
-		return;
-	}
 	/*
 	 * Read once: an aggregate's post_handler is cleared when its last
 	 * member with one leaves, while other CPUs hit the site.
@@ -820,9 +808,11 @@ NOKPROBE_SYMBOL(finish_hit);
  * Send a hit with no post stage to a copy that jumps back by itself:
  * the region's copy in the detour buffer of a site being optimized (so
  * that no task enters the region's interior once the optimizer's grace
- * period has begun), or the boosted copy.
+ * period has begun), or the boosted copy: when boosting allows, or for
+ * any copied instruction when the hit is @nested.
  */
-static bool continue_without_trap(struct kprobe *p, struct pt_regs *regs)
+static bool continue_without_trap(struct kprobe *p, struct pt_regs *regs,
+				  bool nested)
 {
 #ifdef CONFIG_OPTPROBES
 	if (READ_ONCE(p->flags) & KPROBE_FLAG_OPT_READY) {
@@ -832,7 +822,8 @@ static bool continue_without_trap(struct kprobe *p, struct pt_regs *regs)
 		return true;
 	}
 #endif
-	if (READ_ONCE(p->ainsn.boost) == KPROBE_BOOST_READY) {
+	if (READ_ONCE(p->ainsn.boost) == KPROBE_BOOST_READY ||
+	    (nested && p->ainsn.kind == KPROBE_INSN_COPY)) {
 		regs->ip = (unsigned long)p->ainsn.insn + KPROBE_BOOST_OFFSET;
 		return true;
 	}
@@ -848,43 +839,39 @@ NOKPROBE_SYMBOL(continue_without_trap);
  * (jz: 338 to 295 in make bench), and the boosted hit stays as it was.
  */
 static __always_inline void run_probed_insn(struct kprobe *p, struct pt_regs *regs,
-					    struct kprobe_ctlblk *kcb, bool nested)
+					    struct kprobe_ctlblk *kcb)
 {
-	/* A nested hit runs no handlers, so it has no post stage either. */
-	bool post_stage = !nested && p->post_handler;
-
-	if (!post_stage && continue_without_trap(p, regs)) {
-		if (nested)
-			pop_hit_state(kcb);
-		else
-			reset_current_kprobe();
+	if (!p->post_handler && continue_without_trap(p, regs, false)) {
+		reset_current_kprobe();
 		return;
 	}
 	if (p->ainsn.kind != KPROBE_INSN_COPY) {
 		emulate_insn(p, regs);
-		finish_hit(p, regs, kcb, nested);
+		finish_hit(p, regs, kcb);
 		return;
 	}
-	kcb->kprobe_status = nested ? KPROBE_REENTER : KPROBE_HIT_SS;
+	kcb->kprobe_status = KPROBE_HIT_SS;
 	kcb->saved_if = regs->flags & X86_EFLAGS_IF;
 	regs->flags &= ~X86_EFLAGS_IF;
 	regs->ip = (unsigned long)p->ainsn.insn;
 }
 
-/* @p was hit while this CPU was already handling a probe. */
-static void nested_hit(struct kprobe *p, struct pt_regs *regs,
-		       struct kprobe_ctlblk *kcb)
+/*
+ * @p was hit while this CPU was already handling a probe: count a miss
+ * and run the instruction without touching the outer hit's state. The
+ * CPU takes no trap after it (no state would say what the trap is), so
+ * a copied instruction runs from its boosted copy even where boosting
+ * is refused for the hits that run handlers. Those reasons do not hold
+ * here: a nested hit happens inside another hit, where the CPU cannot
+ * be preempted; a fault in the copy is rewound by kprobe_fault_handler(),
+ * which is called because kprobe_running() is set; what the instruction
+ * does is the same whether the CPU comes back by int3 or by jump.
+ */
+static void nested_hit(struct kprobe *p, struct pt_regs *regs)
 {
-	if (kcb->kprobe_status == KPROBE_REENTER) {
-		/* Only one level can be stacked; there is no safe way on. */
-		pr_err("probe at %pS hit inside a nested probe hit\n", p->addr);
-		dump_kprobe(p);
-		BUG();
-	}
 	kprobes_inc_nmissed_count(p);
-	push_hit_state(kcb);
-	__this_cpu_write(current_kprobe, p);
-	run_probed_insn(p, regs, kcb, true);
+	if (!continue_without_trap(p, regs, true))
+		emulate_insn(p, regs);
 }
 NOKPROBE_SYMBOL(nested_hit);
 
@@ -892,7 +879,7 @@ NOKPROBE_SYMBOL(nested_hit);
 static bool is_copy_return(struct kprobe *cur, struct kprobe_ctlblk *kcb,
 			   kprobe_opcode_t *addr)
 {
-	return cur && (kcb->kprobe_status & (KPROBE_HIT_SS | KPROBE_REENTER)) &&
+	return cur && kcb->kprobe_status == KPROBE_HIT_SS &&
 	       cur->ainsn.insn && addr == cur->ainsn.insn + cur->ainsn.size;
 }
 NOKPROBE_SYMBOL(is_copy_return);
@@ -933,14 +920,14 @@ static __always_inline int handle_int3(struct pt_regs *regs)
 			WRITE_ONCE(cur->ainsn.boost, KPROBE_BOOST_READY);
 		regs->ip = (unsigned long)cur->addr + cur->ainsn.size;
 		regs->flags |= kcb->saved_if;
-		finish_hit(cur, regs, kcb, kcb->kprobe_status == KPROBE_REENTER);
+		finish_hit(cur, regs, kcb);
 		return 1;
 	}
 
 	p = get_kprobe(addr);
 	if (p) {
 		if (cur) {
-			nested_hit(p, regs, kcb);
+			nested_hit(p, regs);
 			return 1;
 		}
 		__this_cpu_write(current_kprobe, p);
@@ -953,7 +940,7 @@ static __always_inline int handle_int3(struct pt_regs *regs)
 				return 1;
 			}
 		}
-		run_probed_insn(p, regs, kcb, false);
+		run_probed_insn(p, regs, kcb);
 		return 1;
 	}
 
@@ -985,15 +972,61 @@ int kprobe_int3_handler(struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(kprobe_int3_handler);
 
+/*
+ * A fault in the trapping copy that the current hit runs: rewind it to
+ * the original instruction and end the hit there.
+ */
+static bool rewind_trapping_copy(struct pt_regs *regs)
+{
+	struct kprobe_ctlblk *kcb = get_kprobe_ctlblk();
+	struct kprobe *cur = kprobe_running();
+
+	if (kcb->kprobe_status != KPROBE_HIT_SS || !cur->ainsn.insn ||
+	    regs->ip - (unsigned long)cur->ainsn.insn >= cur->ainsn.size)
+		return false;
+
+	regs->ip = (unsigned long)cur->addr;
+	regs->flags |= kcb->saved_if;
+	/* Its first run did not end cleanly: never boost it. */
+	if (READ_ONCE(cur->ainsn.boost) == KPROBE_BOOST_AFTER_RUN)
+		WRITE_ONCE(cur->ainsn.boost, KPROBE_BOOST_NEVER);
+	reset_current_kprobe();
+	return true;
+}
+NOKPROBE_SYMBOL(rewind_trapping_copy);
+
+/*
+ * A fault in a boosted copy run by a nested hit, which left no state:
+ * the slot says where the original is. Slot pages are page aligned
+ * (alloc_insn_page()), so the slot is found from the address alone.
+ * Only the copied instruction can fault, at the copy's first byte.
+ */
+static bool rewind_boosted_copy(struct pt_regs *regs)
+{
+	unsigned long ip = regs->ip, slot;
+	s32 origin;
+
+	if (!is_kprobe_insn_slot(ip))
+		return false;
+	slot = ip - offset_in_page(ip) % KPROBE_SLOT_SIZE;
+	if (ip != slot + KPROBE_BOOST_OFFSET)
+		return false;
+	memcpy(&origin, (void *)slot + KPROBE_ORIGIN_OFFSET, sizeof(origin));
+	regs->ip = slot + origin;
+	return true;
+}
+NOKPROBE_SYMBOL(rewind_boosted_copy);
+
 /**
  * kprobe_fault_handler() - a fault happened while this CPU handles a probe
  * @regs: the faulting context
  * @trapnr: the trap number
  *
- * A fault in the instruction copy is rewound so that it looks like the
- * original instruction faulted, and the probe hit ends there. A page
- * fault then goes on through the normal page-fault path, which applies
- * the original instruction's exception-table fixup. Other traps have
+ * A fault in an instruction's copy is rewound so that it looks like the
+ * original instruction faulted: in the trapping copy of the current hit,
+ * which then ends, or in the boosted copy of a nested hit. A page fault
+ * then goes on through the normal page-fault path, which applies the
+ * original instruction's exception-table fixup. Other traps have
  * already looked for a fixup (at the slot's address, where there is
  * none), so we apply it here. A fault in a handler is left to the
  * normal handling.
@@ -1002,23 +1035,9 @@ NOKPROBE_SYMBOL(kprobe_int3_handler);
  */
 int kprobe_fault_handler(struct pt_regs *regs, int trapnr)
 {
-	struct kprobe_ctlblk *kcb = get_kprobe_ctlblk();
-	struct kprobe *cur = kprobe_running();
-
-	if (!cur || !(kcb->kprobe_status & (KPROBE_HIT_SS | KPROBE_REENTER)) ||
-	    !cur->ainsn.insn ||
-	    regs->ip - (unsigned long)cur->ainsn.insn >= cur->ainsn.size)
+	if (!kprobe_running() ||
+	    (!rewind_trapping_copy(regs) && !rewind_boosted_copy(regs)))
 		return 0;
-
-	regs->ip = (unsigned long)cur->addr;
-	regs->flags |= kcb->saved_if;
-	/* Its first run did not end cleanly: never boost it. */
-	if (READ_ONCE(cur->ainsn.boost) == KPROBE_BOOST_AFTER_RUN)
-		WRITE_ONCE(cur->ainsn.boost, KPROBE_BOOST_NEVER);
-	if (kcb->kprobe_status == KPROBE_REENTER)
-		pop_hit_state(kcb);
-	else
-		reset_current_kprobe();
 
 	if (trapnr != X86_TRAP_PF && fixup_exception(regs, trapnr, 0, 0))
 		return 1;
