@@ -2246,11 +2246,7 @@ static void test_ftrace_site_no_trap(struct kunit *test)
 }
 #endif
 
-/*
- * A nested hit (a probe hit from a handler) runs its instruction without
- * handlers; here that instruction faults, and the exception-table fixup
- * must apply as if the probe were not there.
- */
+/* A fault in a nested hit's copy: the fixup applies as without the probe. */
 static int nested_fault_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	HANDLER_CHECK(kpt_fault_load((unsigned long)unmapped) == -1UL);
@@ -2270,7 +2266,6 @@ static void test_fault_in_nested_hit(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpt_leaf(), 42UL);
 	KUNIT_EXPECT_EQ(test, inner.nmissed, 2UL);
 	KUNIT_EXPECT_NULL(test, kprobe_running());
-	/* Hit on its own, the inner probe works as before. */
 	KUNIT_EXPECT_EQ(test, kpt_fault_load((unsigned long)unmapped), -1UL);
 	unregister_kprobe(&outer);
 	unregister_kprobe(&inner);
@@ -2281,13 +2276,13 @@ static void test_fault_in_nested_hit(struct kunit *test)
 
 #ifdef CONFIG_HAVE_HW_BREAKPOINT
 /*
- * Probes hit at three levels: a data breakpoint on kpt_rip_data traps
- * after an instruction that reads it runs from a probe's copy, and its
- * handler (in the #DB, like an NMI handler) calls a probed function.
+ * A data breakpoint on kpt_rip_data traps after a copy of kpt_rip_load's
+ * load ran, and its handler (in the #DB, like an NMI handler) calls
+ * watch_calls: a probe hit one level further down.
  */
 static unsigned long (*watch_calls)(void);
 static atomic_t watch_hits;
-static unsigned long watch_result;
+static unsigned long watch_result, rip_data_seen;
 
 static void watch_handler(struct perf_event *bp, struct perf_sample_data *data,
 			  struct pt_regs *regs)
@@ -2306,14 +2301,10 @@ static struct perf_event * __percpu *watch_rip_data(struct kunit *test)
 	attr.bp_len = HW_BREAKPOINT_LEN_8;
 	attr.bp_type = HW_BREAKPOINT_RW;
 	atomic_set(&watch_hits, 0);
-	WRITE_ONCE(watch_result, 0);
 	bp = register_wide_hw_breakpoint(&attr, watch_handler, NULL);
-	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR((void __force *)bp), "%ld",
-			       PTR_ERR((void __force *)bp));
+	KUNIT_ASSERT_FALSE(test, IS_ERR((void __force *)bp));
 	return bp;
 }
-
-static unsigned long rip_data_seen;
 
 static int nested_load_pre(struct kprobe *p, struct pt_regs *regs)
 {
@@ -2322,11 +2313,9 @@ static int nested_load_pre(struct kprobe *p, struct pt_regs *regs)
 }
 
 /*
- * The outer probe's handler calls kpt_rip_load(), whose probe is hit
- * nested; the load in its copy raises the #DB, whose handler calls
- * kpt_cpuid(), whose probe (never boosted) is hit a level further down,
- * inside the nested hit. Every nested hit runs its instruction and is
- * counted as missed.
+ * Three levels: the outer probe's handler calls kpt_rip_load(), whose
+ * probe is hit nested; the #DB from its copy calls kpt_cpuid(), whose
+ * probe (never boosted) is hit inside that. Nested hits count a miss.
  */
 static void test_hit_inside_nested_hit(struct kunit *test)
 {
@@ -2341,17 +2330,15 @@ static void test_hit_inside_nested_hit(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&inner));
 	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&outer));
 	watch_calls = kpt_cpuid;
-	rip_data_seen = 0;
 	bp = watch_rip_data(test);
 	KUNIT_EXPECT_EQ(test, kpt_leaf(), 42UL);
 	unregister_wide_hw_breakpoint(bp);
 	KUNIT_EXPECT_EQ(test, atomic_read(&watch_hits), 1);
-	KUNIT_EXPECT_EQ(test, READ_ONCE(watch_result), 3UL);
-	KUNIT_EXPECT_EQ(test, READ_ONCE(rip_data_seen), expect);
+	KUNIT_EXPECT_EQ(test, watch_result, 3UL);
+	KUNIT_EXPECT_EQ(test, rip_data_seen, expect);
 	KUNIT_EXPECT_EQ(test, inner.nmissed, 1UL);
 	KUNIT_EXPECT_EQ(test, deepest.nmissed, 1UL);
 	KUNIT_EXPECT_NULL(test, kprobe_running());
-	/* Each still works on its own. */
 	KUNIT_EXPECT_EQ(test, kpt_rip_load(), expect);
 	KUNIT_EXPECT_EQ(test, kpt_cpuid(), 3UL);
 	unregister_kprobe(&outer);
@@ -2362,10 +2349,8 @@ static void test_hit_inside_nested_hit(struct kunit *test)
 }
 
 /*
- * A probe hit again while its own copy runs: the #DB raised by the load
- * in the copy calls the probed function once more. The nested hit must
- * not be taken for the end of the outer one, whose post_handler runs
- * once, after its copy.
+ * The probe is hit again from the #DB while its own copy runs: that
+ * nested hit must not be taken for the end of the outer one.
  */
 static void test_hit_inside_own_copy(struct kunit *test)
 {
@@ -2380,14 +2365,14 @@ static void test_hit_inside_own_copy(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpt_rip_load(), expect);
 	unregister_wide_hw_breakpoint(bp);
 	KUNIT_EXPECT_EQ(test, atomic_read(&watch_hits), 1);
-	KUNIT_EXPECT_EQ(test, READ_ONCE(watch_result), expect);
+	KUNIT_EXPECT_EQ(test, watch_result, expect);
 	KUNIT_EXPECT_EQ(test, kp.nmissed, 1UL);
 	KUNIT_EXPECT_NULL(test, kprobe_running());
 	unregister_kprobe(&kp);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
 }
-#endif /* CONFIG_HAVE_HW_BREAKPOINT */
+#endif
 
 /* The copied instruction faults; its exception-table fixup must still apply. */
 static void test_fault_in_copy(struct kunit *test)

@@ -462,7 +462,11 @@ suite checked. Transitions are raced against a second thread hitting
 the probes.
 EOF
 
-put lib/test_kprobes.c
+# Then the x86-64 cases but those that need a data breakpoint, which
+# come last in their own patch.
+"$build/unifdef" -B -UCONFIG_HAVE_HW_BREAKPOINT "$repo/lib/test_kprobes.c" \
+	> "$work/lib/test_kprobes.c" || [ $? = 1 ]
+g add -f lib/test_kprobes.c
 add lib/test_kprobes.h
 commit "x86/kprobes: KUnit cases for x86-64" <<'EOF'
 Add the x86-64 cases to the KUnit suite: probes on each instruction
@@ -470,10 +474,20 @@ kind the int3 handler emulates or copies (RIP-relative load, call, jmp,
 ret, jcc, loop, push/pop, indirect calls through a register and
 through memory, pushf), ENDBR entries (+0 and +4, and +1..+3 refused),
 __pfx_ preambles, static call and jump label sites, boosting counted in
-traps per hit, nested hits (three levels deep through a data
-breakpoint's handler, and a fault in a nested hit's copy), and
-optimization: regions with branches, padding and indirect tail calls,
-each optimized and unoptimized while a second CPU hits it.
+traps per hit, a fault in a nested hit's copy, and optimization:
+regions with branches, padding and indirect tail calls, each optimized
+and unoptimized while a second CPU hits it.
+EOF
+
+put lib/test_kprobes.c
+commit "x86/kprobes: KUnit cases for probe hits nested three deep" <<'EOF'
+A data breakpoint's handler runs in the #DB, as an NMI handler runs in
+the NMI: it may come in the middle of a probe hit, even of a nested
+one. Put a breakpoint on the data that a nested hit's copied
+instruction reads, and have its handler call a probed function: a hit
+three levels deep, which the tree answers with BUG(). Also the probe
+hit again from the #DB while its own trapping copy runs, which must not
+be taken for the end of the outer hit.
 EOF
 
 put Documentation/trace/kprobes.rst
