@@ -1361,7 +1361,7 @@ static void queue_retire_work(void)
 }
 
 /* Wait for the grace period batch_publish() started; free the dying sites. */
-void batch_release(struct kprobe_batch *b)
+static void batch_release(struct kprobe_batch *b)
 {
 	struct kprobe_aggregate *agg, *next_agg;
 	struct kprobe *site, *next;

@@ -231,7 +231,6 @@ void release_site(struct kprobe *site);
 bool is_registered(struct kprobe *p, struct kprobe **site_out);
 unsigned long probe_hits(struct kprobe *p);
 int batch_publish(struct kprobe_batch *b);
-void batch_release(struct kprobe_batch *b);
 int batch_finish(struct kprobe_batch *b);
 void retire_sites(void);
 void batch_begin_retired(struct kprobe_batch *b);
