@@ -454,6 +454,12 @@ asm(
 	_ASM_EXTABLE(1b, 2b)
 	KPT_END(kpt_ex_in)
 
+	KPT_FUNC(kpt_zeropad)
+	"1:	movq (%rdi), %rax\n"
+	"2:	" KPT_RET
+	_ASM_EXTABLE_TYPE(1b, 2b, EX_TYPE_ZEROPAD)
+	KPT_END(kpt_zeropad)
+
 	KPT_FUNC(kpt_ex_out)
 	"	movq %rdi, %rax\n"
 	"	addq $5, %rax\n"
@@ -2274,6 +2280,23 @@ static void test_fault_in_nested_hit(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 0);
 }
 
+/*
+ * load_unaligned_zeropad()'s fixup decodes the instruction at the fault:
+ * rewound from a copy, it would find the int3 and oops. Refused.
+ */
+static void test_refuse_zeropad_load(struct kunit *test)
+{
+	u8 *area = make_unmapped(test);
+	struct kprobe kp;
+
+	init_probe(&kp, kpt_zeropad, NULL, 0, count_pre, NULL);
+	EXPECT_REFUSED(test, -EILSEQ, &kp);
+	/* Unprobed, the fixup reads the aligned word before the hole. */
+	memset(area + PAGE_SIZE - 8, 0x11, 8);
+	KUNIT_EXPECT_EQ(test, kpt_zeropad(area + PAGE_SIZE - 3), 0x111111UL);
+	vfree(area);
+}
+
 #ifdef CONFIG_HAVE_HW_BREAKPOINT
 /*
  * A data breakpoint on kpt_rip_data traps after a copy of kpt_rip_load's
@@ -2301,6 +2324,8 @@ static struct perf_event * __percpu *watch_rip_data(struct kunit *test)
 	attr.bp_len = HW_BREAKPOINT_LEN_8;
 	attr.bp_type = HW_BREAKPOINT_RW;
 	atomic_set(&watch_hits, 0);
+	WRITE_ONCE(watch_result, 0);
+	WRITE_ONCE(rip_data_seen, 0);
 	bp = register_wide_hw_breakpoint(&attr, watch_handler, NULL);
 	KUNIT_ASSERT_FALSE(test, IS_ERR((void __force *)bp));
 	return bp;
@@ -3633,6 +3658,7 @@ static struct kunit_case kprobes_testcases[] = {
 #endif
 	KUNIT_CASE(test_fault_in_copy),
 	KUNIT_CASE(test_fault_in_nested_hit),
+	KUNIT_CASE(test_refuse_zeropad_load),
 #ifdef CONFIG_HAVE_HW_BREAKPOINT
 	KUNIT_CASE(test_hit_inside_nested_hit),
 	KUNIT_CASE(test_hit_inside_own_copy),

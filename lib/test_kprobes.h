@@ -73,6 +73,8 @@ unsigned long kpt_cpuid(void);		/* cpuid at +5 (0f a2): never boosted */
 int kpt_sc_jcc(int x);
 #endif
 unsigned long kpt_ex_in(unsigned long *p);	/* *p + 1; load at +0 has a fixup */
+/* load_unaligned_zeropad(p): the load at +0 has an EX_TYPE_ZEROPAD fixup */
+unsigned long kpt_zeropad(const void *p);
 /* x + 5; optimizable at +0; a load at +7 whose fixup is past the region */
 unsigned long kpt_ex_out(unsigned long x, unsigned long *p);
 /* x + 6 (x < 0: far jump); optimizable at +5, but for the far jump */

@@ -255,7 +255,8 @@ static void reap_dirty_slots(struct work_struct *work)
  * @c: the cache
  * @addr: the address
  *
- * Used by the unwinder and kernel_text_address(); takes no lock.
+ * Used by the unwinder, kernel_text_address() and the x86 fault path;
+ * takes no lock.
  *
  * Return: true when @addr is in a page of @c.
  */
@@ -269,6 +270,7 @@ bool __is_insn_slot_addr(struct kprobe_insn_cache *c, unsigned long addr)
 			return true;
 	return false;
 }
+NOKPROBE_SYMBOL(__is_insn_slot_addr);
 
 /**
  * kprobe_cache_get_kallsym() - name the @symnum'th page of a cache

@@ -69,6 +69,7 @@
 #include <linux/cfi.h>
 #include <linux/cacheflush.h>
 #include <linux/uaccess.h>
+#include <linux/bitfield.h>
 
 #include <asm/text-patching.h>
 #include <asm/desc.h>
@@ -482,7 +483,8 @@ static int fill_slot(struct kprobe *p, struct insn *insn, const u8 *buf)
 	u8 image[KPROBE_SLOT_SIZE];
 	unsigned long boosted;
 	kprobe_opcode_t *slot;
-	s32 origin;
+	long origin, jump;
+	s32 origin32;
 	int ret;
 
 	slot = get_insn_slot();
@@ -492,10 +494,13 @@ static int fill_slot(struct kprobe *p, struct insn *insn, const u8 *buf)
 	memset(image, INT3_INSN_OPCODE, sizeof(image));
 	boosted = (unsigned long)slot + KPROBE_BOOST_OFFSET;
 	origin = addr - (unsigned long)slot;
+	origin32 = origin;
+	/* The jump back's rel32: from boosted + len + 5 to addr + len. */
+	jump = origin - KPROBE_BOOST_OFFSET - JMP32_INSN_SIZE;
 	ret = kprobe_copy_insn(image, insn, buf, addr, (unsigned long)slot);
 	if (!ret)
 		ret = kprobe_copy_insn(image + KPROBE_BOOST_OFFSET, insn, buf, addr, boosted);
-	if (!ret && (unsigned long)slot + origin != addr)
+	if (!ret && (origin != origin32 || jump != (s32)jump))
 		ret = -ERANGE;
 	if (ret) {
 		free_insn_slot(slot, 0);
@@ -503,7 +508,7 @@ static int fill_slot(struct kprobe *p, struct insn *insn, const u8 *buf)
 	}
 	__text_gen_insn(image + KPROBE_BOOST_OFFSET + len, JMP32_INSN_OPCODE,
 			(void *)(boosted + len), (void *)(addr + len), JMP32_INSN_SIZE);
-	memcpy(image + KPROBE_ORIGIN_OFFSET, &origin, sizeof(origin));
+	memcpy(image + KPROBE_ORIGIN_OFFSET, &origin32, sizeof(origin32));
 	if (!boost_refusal(insn, addr))
 		p->ainsn.boost = KPROBE_BOOST_AFTER_RUN;
 	text_poke(slot, image, sizeof(image));
@@ -538,12 +543,26 @@ static bool is_kcfi_check(struct insn *insn, unsigned long addr)
 	return false;
 }
 
+/*
+ * load_unaligned_zeropad()'s fault fixup (ex_handler_zeropad()) decodes
+ * the instruction at the faulting address. A fault in the copy is
+ * rewound to the original address, where it would find the int3 and
+ * fail: such loads are refused, as if they were not instructions.
+ */
+static bool is_zeropad_load(unsigned long addr)
+{
+	const struct exception_table_entry *e = search_exception_tables(addr);
+
+	return e && FIELD_GET(EX_DATA_TYPE_MASK, e->data) == EX_TYPE_ZEROPAD;
+}
+
 /**
  * arch_prepare_kprobe() - check a probe point and set up its execution
  * @p: the probe (p->addr set); called with text_mutex held
  *
  * Return: 0; -EINVAL for text that alternatives may rewrite; -EILSEQ for
- * an address that is not an instruction boundary; -EOPNOTSUPP for an
+ * an address that is not an instruction boundary, or an instruction that
+ * a trap handler or fixup reads (kCFI, zeropad); -EOPNOTSUPP for an
  * instruction we cannot execute for the probe; -ENOMEM or -ERANGE when
  * no usable slot can be had.
  */
@@ -564,6 +583,8 @@ int arch_prepare_kprobe(struct kprobe *p)
 		return kprobe_refuse(-EILSEQ, "the instruction does not decode");
 	if (is_kcfi_check(&insn, addr))
 		return kprobe_refuse(-EILSEQ, "a kCFI check, which its trap handler reads");
+	if (is_zeropad_load(addr))
+		return kprobe_refuse(-EILSEQ, "a load whose fault fixup decodes it");
 
 	memset(&p->ainsn, 0, sizeof(p->ainsn));
 	ret = kprobe_classify_insn(&insn, &p->ainsn);
@@ -1006,11 +1027,11 @@ static bool rewind_boosted_copy(struct pt_regs *regs)
 	unsigned long ip = regs->ip, slot;
 	s32 origin;
 
-	if (!is_kprobe_insn_slot(ip))
+	/* The cheap test first: faults in handlers come here too. */
+	if (offset_in_page(ip) % KPROBE_SLOT_SIZE != KPROBE_BOOST_OFFSET ||
+	    !is_kprobe_insn_slot(ip))
 		return false;
-	slot = ip - offset_in_page(ip) % KPROBE_SLOT_SIZE;
-	if (ip != slot + KPROBE_BOOST_OFFSET)
-		return false;
+	slot = ip - KPROBE_BOOST_OFFSET;
 	memcpy(&origin, (void *)slot + KPROBE_ORIGIN_OFFSET, sizeof(origin));
 	regs->ip = slot + origin;
 	return true;
