@@ -308,6 +308,11 @@ rewound with the original's address kept in the slot. So hits nest to
 any depth, where the tree keeps one level and calls BUG() on a probe
 hit while a nested hit single-steps.
 
+The load of load_unaligned_zeropad() is refused with -EILSEQ, as a
+kCFI check is: its fault fixup decodes the instruction at the faulting
+address, which after a fault in the copy is the probe's int3 (the
+tree's kprobes accept the probe and oops when the load faults).
+
 Breakpoint writes are queued with text_poke()
 and made visible with one text_poke_sync() per batch; every text change
 is told to perf as a PERF_RECORD_TEXT_POKE.
