@@ -994,13 +994,12 @@ int kprobe_int3_handler(struct pt_regs *regs)
 NOKPROBE_SYMBOL(kprobe_int3_handler);
 
 /*
- * A fault in the trapping copy that the current hit runs: rewind it to
- * the original instruction and end the hit there.
+ * A fault in the trapping copy that @cur, the current hit, runs: rewind
+ * it to the original instruction and end the hit there.
  */
-static bool rewind_trapping_copy(struct pt_regs *regs)
+static bool rewind_trapping_copy(struct kprobe *cur, struct pt_regs *regs)
 {
 	struct kprobe_ctlblk *kcb = get_kprobe_ctlblk();
-	struct kprobe *cur = kprobe_running();
 
 	if (kcb->kprobe_status != KPROBE_HIT_SS || !cur->ainsn.insn ||
 	    regs->ip - (unsigned long)cur->ainsn.insn >= cur->ainsn.size)
@@ -1056,8 +1055,9 @@ NOKPROBE_SYMBOL(rewind_boosted_copy);
  */
 int kprobe_fault_handler(struct pt_regs *regs, int trapnr)
 {
-	if (!kprobe_running() ||
-	    (!rewind_trapping_copy(regs) && !rewind_boosted_copy(regs)))
+	struct kprobe *cur = kprobe_running();
+
+	if (!cur || (!rewind_trapping_copy(cur, regs) && !rewind_boosted_copy(regs)))
 		return 0;
 
 	if (trapnr != X86_TRAP_PF && fixup_exception(regs, trapnr, 0, 0))
