@@ -16,7 +16,7 @@ pkgs="linux-source-6.12 qemu-system-x86 gcc make flex bison bc libelf-dev
 fi
 missing=""
 for p in $pkgs; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep "ok installed" >/dev/null ||
 		missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0

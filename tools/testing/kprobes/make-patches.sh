@@ -402,7 +402,7 @@ EOF
 # In two halves, each under 2,500 lines: the kretprobe code onwards,
 # then the rest.
 old_core=$work/kernel/kprobes.c
-cut=$(grep -n '^#ifdef CONFIG_KRETPROBES$' "$old_core" | head -n 1 | cut -d: -f1)
+cut=$(grep -n '^#ifdef CONFIG_KRETPROBES$' "$old_core" | sed -n 1p | cut -d: -f1)
 head -n $((cut - 1)) "$old_core" > "$old_core.new"
 mv "$old_core.new" "$old_core"
 g add -f kernel/kprobes.c
@@ -545,7 +545,7 @@ for p in "$out"/0*.patch; do
 		while read -r f; do [ ! -e "$work/$f" ] || echo "$f"; done || true)
 	[ -n "$ours" ] || continue
 	(cd "$work" && PATH=/usr/bin:$PATH perl scripts/get_maintainer.pl --no-git \
-		--no-git-fallback "$p" 2>/dev/null) | grep -q ':KPROBES)' ||
+		--no-git-fallback "$p" 2>/dev/null) | grep ':KPROBES)' >/dev/null ||
 		{ echo "make-patches: get_maintainer.pl does not name KPROBES for $(basename "$p")" >&2; exit 1; }
 done
 

@@ -14,7 +14,7 @@ owned=$repo/tools/testing/kprobes/owned-files
 
 die() { echo "prepare-tree: $*" >&2; exit 1; }
 
-tarball=$(ls /usr/src/linux-source-6.12.tar.* 2>/dev/null | head -n 1)
+tarball=$(ls /usr/src/linux-source-6.12.tar.* 2>/dev/null | sed -n 1p)
 [ -n "$tarball" ] || die "no /usr/src/linux-source-6.12.tar.*; install linux-source-6.12"
 version=$(dpkg-query -W -f='${Version}' linux-source-6.12)
 
@@ -72,5 +72,5 @@ done | while read -r f; do
 		echo "prepare-tree: the tree's own $f survived" >&2
 		echo x
 	fi
-done | grep -q x && die "upstream kprobes files still in .build/src"
+done | grep x >/dev/null && die "upstream kprobes files still in .build/src"
 exit $survivors
