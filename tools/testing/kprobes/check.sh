@@ -1,8 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Static checks of our C files: checkpatch --strict, kernel-doc, and a
-# rebuild of our objects with W=1 and sparse (C=2). Prints what they say;
-# exits non-zero on a compiler or sparse warning or a kernel-doc error.
+# Static checks of our C files: checkpatch --strict, kernel-doc, a
+# rebuild of our objects with W=1 and sparse (C=2), the global names our
+# objects define, and the harness's pipes. Prints what they say; exits
+# non-zero on a compiler or sparse warning, a kernel-doc error, a global
+# name without the prefix or defined elsewhere in the tree, or a pipe
+# that can die of SIGPIPE.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../../.." && pwd)
 src=$repo/.build/src
@@ -41,5 +44,24 @@ if [ -f "$repo/.build/obj-arm64/.config" ]; then
 		echo "$log"
 		status=1
 	fi
+fi
+# Every global name our objects define carries the subsystem's prefix
+# and is defined nowhere else in the tree (a clash breaks the link of
+# kernels we do not build: drivers/counter's counter_alloc(), once).
+echo "== global names"
+builds=""
+for b in obj obj-alt obj-arm64 obj-riscv64 obj-arm; do
+	[ -f "$repo/.build/$b/.config" ] && builds="$builds $repo/.build/$b"
+done
+if ! python3 "$repo/tools/testing/kprobes/check-names.py" "$src" \
+	"$repo/tools/testing/kprobes/owned-files" $builds; then
+	status=1
+fi
+
+# Pipes that die of SIGPIPE now and then under pipefail.
+echo "== harness pipes"
+if ! python3 "$repo/tools/testing/kprobes/lint-pipes.py" \
+	$(git ls-files 'tools/testing/kprobes/*.sh' .ci/run); then
+	status=1
 fi
 exit $status
