@@ -370,7 +370,7 @@ void kprobes_inc_nmissed_count(struct kprobe *p);
  * optimized probes), after counting the site's hit: run its members'
  * pre_handlers, leaving current_kprobe at the last member run.
  */
-int aggr_run_pre_handlers(struct kprobe *site, struct pt_regs *regs);
+int kprobe_aggr_run_pre_handlers(struct kprobe *site, struct pt_regs *regs);
 
 /*
  * Mark a stretch of code that a probe must not interrupt (a return

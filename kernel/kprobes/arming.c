@@ -26,7 +26,7 @@ void __weak arch_kprobe_queue_apply(void)
 }
 
 /* Should the text at this site trap (or ftrace call us) right now? */
-bool site_wants_armed(struct kprobe *site)
+bool kprobe_site_wants_armed(struct kprobe *site)
 {
 	/*
 	 * The probe an arch puts on its own kretprobe trampoline (powerpc,
@@ -39,15 +39,15 @@ bool site_wants_armed(struct kprobe *site)
 	       !(site->flags & KPROBE_FLAG_DYING);
 }
 
-bool site_is_armed(struct kprobe *site)
+bool kprobe_site_is_armed(struct kprobe *site)
 {
 	return site->flags & KPROBE_FLAG_ARMED;
 }
 
 /* Room for one more change in @l, and for applying it. */
-static int ftrace_changes_reserve(struct ftrace_filter_changes *l)
+static int ftrace_changes_reserve(struct kprobe_ftrace_changes *l)
 {
-	struct ftrace_filter_change *change;
+	struct kprobe_ftrace_change *change;
 	unsigned long *ips;
 	unsigned int n;
 
@@ -66,7 +66,7 @@ static int ftrace_changes_reserve(struct ftrace_filter_changes *l)
 	return 0;
 }
 
-static void ftrace_changes_add(struct ftrace_filter_changes *l, void *addr, int delta)
+static void ftrace_changes_add(struct kprobe_ftrace_changes *l, void *addr, int delta)
 {
 	l->change[l->nr].ip = (unsigned long)addr;
 	l->change[l->nr].delta = delta;
@@ -86,10 +86,10 @@ static int ftrace_site_sync(struct kprobe_batch *b, struct kprobe *site, bool wa
 	bool ipmodify;
 	int kind;
 
-	if (want == site_is_armed(site))
+	if (want == kprobe_site_is_armed(site))
 		return 0;
 	ipmodify = want ? !!site->post_handler : site->flags & KPROBE_FLAG_IPMODIFY;
-	kind = ipmodify ? FTRACE_OPS_IPMODIFY : FTRACE_OPS_PLAIN;
+	kind = ipmodify ? KPROBE_FTRACE_IPMODIFY : KPROBE_FTRACE_PLAIN;
 	if (ftrace_changes_reserve(&b->ftrace[kind]))
 		return -ENOMEM;
 	ftrace_changes_add(&b->ftrace[kind], site->addr, want ? 1 : -1);
@@ -123,13 +123,13 @@ static struct ftrace_ops kprobe_ipmodify_ops __read_mostly = {
 	.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY,
 };
 
-static struct ftrace_ops *const kprobe_ftrace_ops_by_kind[FTRACE_OPS_NR] = {
-	[FTRACE_OPS_PLAIN] = &kprobe_ftrace_ops,
-	[FTRACE_OPS_IPMODIFY] = &kprobe_ipmodify_ops,
+static struct ftrace_ops *const kprobe_ftrace_ops_by_kind[KPROBE_FTRACE_NR] = {
+	[KPROBE_FTRACE_PLAIN] = &kprobe_ftrace_ops,
+	[KPROBE_FTRACE_IPMODIFY] = &kprobe_ipmodify_ops,
 };
 
 /* How many sites are in each ops' filter. Under kprobe_mutex. */
-static unsigned int kprobe_ftrace_users[FTRACE_OPS_NR];
+static unsigned int kprobe_ftrace_users[KPROBE_FTRACE_NR];
 
 /*
  * Add @ips to, or remove them from, one of our ftrace filters. An ops is
@@ -184,7 +184,7 @@ static int ftrace_filter_update(int kind, unsigned long *ips, unsigned int nr,
 
 static int cmp_filter_change(const void *a, const void *b)
 {
-	const struct ftrace_filter_change *x = a, *y = b;
+	const struct kprobe_ftrace_change *x = a, *y = b;
 
 	return order_ulong(x->ip, y->ip);
 }
@@ -195,9 +195,9 @@ static int cmp_filter_change(const void *a, const void *b)
  * The ips to add fill l->ips from the front, those to remove from the
  * back: together they are at most one per change.
  */
-int ftrace_changes_apply(struct ftrace_filter_changes *l, int kind)
+int kprobe_ftrace_changes_apply(struct kprobe_ftrace_changes *l, int kind)
 {
-	struct ftrace_filter_change *c = l->change;
+	struct kprobe_ftrace_change *c = l->change;
 	unsigned int i, j, nr_add = 0, nr_del = 0;
 	unsigned long *add = l->ips, *del;
 	int ret = 0, err, sum;
@@ -243,11 +243,11 @@ void kprobes_lock_text(void)
 }
 
 /*
- * Start a batch; text_mutex is held until batch_publish(). Paths that may
+ * Start a batch; text_mutex is held until kprobe_batch_publish(). Paths that may
  * write text near a retiring site's jump, or need it gone, start with
- * batch_begin_retired() instead.
+ * kprobe_batch_begin_retired() instead.
  */
-void batch_begin(struct kprobe_batch *b)
+void kprobe_batch_begin(struct kprobe_batch *b)
 {
 	memset(b, 0, sizeof(*b));
 	INIT_LIST_HEAD(&b->free_list);
@@ -263,7 +263,7 @@ void kprobes_unlock_text(void)
 }
 
 /* Apply the queued breakpoint writes; text_mutex held. */
-void batch_apply_text(struct kprobe_batch *b)
+void kprobe_batch_apply_text(struct kprobe_batch *b)
 {
 	if (b->poked)
 		arch_kprobe_queue_apply();
@@ -271,19 +271,19 @@ void batch_apply_text(struct kprobe_batch *b)
 }
 
 /*
- * Bring a site's armed state in line with site_wants_armed(), and its
- * optimization with site_check_optimizable(). Breakpoint writes are queued
- * in the arch (the caller holds text_mutex and calls batch_apply_text());
- * ftrace sites are collected for batch_publish().
+ * Bring a site's armed state in line with kprobe_site_wants_armed(), and its
+ * optimization with kprobe_site_check_optimizable(). Breakpoint writes are queued
+ * in the arch (the caller holds text_mutex and calls kprobe_batch_apply_text());
+ * ftrace sites are collected for kprobe_batch_publish().
  */
-int site_sync_armed(struct kprobe_batch *b, struct kprobe *site)
+int kprobe_site_sync_armed(struct kprobe_batch *b, struct kprobe *site)
 {
-	bool want = site_wants_armed(site);
+	bool want = kprobe_site_wants_armed(site);
 
-	site_sync_optimized(b, site, want);
+	kprobe_site_sync_optimized(b, site, want);
 	if (kprobe_ftrace(site))
 		return ftrace_site_sync(b, site, want);
-	if (want == site_is_armed(site))
+	if (want == kprobe_site_is_armed(site))
 		return 0;
 	if (kprobe_gone(site)) {
 		/* Its text is gone: there is no breakpoint to take out. */

@@ -20,7 +20,7 @@ bool __weak arch_within_kprobe_blacklist(unsigned long addr)
  * The blacklist entry holding @addr, or NULL. The entries are freed only
  * with their module's text, under kprobe_mutex: hold it, or RCU.
  */
-struct kprobe_blacklist_entry *blacklist_entry_of(unsigned long addr)
+struct kprobe_blacklist_entry *kprobe_blacklist_entry_of(unsigned long addr)
 {
 	struct kprobe_blacklist_entry *ent;
 
@@ -32,12 +32,12 @@ struct kprobe_blacklist_entry *blacklist_entry_of(unsigned long addr)
 }
 
 /* Is @addr in one of the blacklisted ranges? */
-bool in_blacklisted_range(unsigned long addr)
+bool kprobe_in_blacklisted_range(unsigned long addr)
 {
 	if (arch_within_kprobe_blacklist(addr))
 		return true;
 	guard(rcu)();
-	return blacklist_entry_of(addr);
+	return kprobe_blacklist_entry_of(addr);
 }
 
 /*
@@ -65,12 +65,12 @@ static unsigned long piece_origin(const char *name, const char *modname)
 }
 
 /* Is @addr, in the symbol @name of @modname, a piece of a blacklisted function? */
-bool blacklisted_piece(unsigned long addr, const char *name,
-		       const char *modname)
+bool kprobe_blacklisted_piece(unsigned long addr, const char *name,
+			      const char *modname)
 {
 	unsigned long whole = piece_origin(name, modname);
 
-	return whole && whole != addr && in_blacklisted_range(whole);
+	return whole && whole != addr && kprobe_in_blacklisted_range(whole);
 }
 
 /**
@@ -85,11 +85,11 @@ bool within_kprobe_blacklist(unsigned long addr)
 	char name[KSYM_NAME_LEN];
 	char *modname = NULL;
 
-	if (in_blacklisted_range(addr))
+	if (kprobe_in_blacklisted_range(addr))
 		return true;
 	if (!kallsyms_lookup(addr, NULL, NULL, &modname, name))
 		return false;
-	return blacklisted_piece(addr, name, modname);
+	return kprobe_blacklisted_piece(addr, name, modname);
 }
 EXPORT_SYMBOL_GPL(within_kprobe_blacklist);
 
@@ -139,7 +139,7 @@ int __weak arch_populate_kprobe_blacklist(void)
 }
 
 /* Blacklist each symbol named in a '_kprobe_blacklist' array. */
-void blacklist_symbols(unsigned long *start, unsigned long *end)
+void kprobe_blacklist_symbols(unsigned long *start, unsigned long *end)
 {
 	unsigned long *iter;
 
@@ -151,9 +151,9 @@ void blacklist_symbols(unsigned long *start, unsigned long *end)
 	}
 }
 
-int __init populate_kprobe_blacklist(void)
+int __init kprobe_populate_blacklist(void)
 {
-	blacklist_symbols(__start_kprobe_blacklist, __stop_kprobe_blacklist);
+	kprobe_blacklist_symbols(__start_kprobe_blacklist, __stop_kprobe_blacklist);
 
 	/* Sections whose code runs where a breakpoint cannot be taken. */
 	kprobe_add_area_blacklist((unsigned long)__kprobes_text_start,

@@ -29,9 +29,9 @@
  *
  * A probe's flags say which (KPROBE_FLAG_DISABLED, KPROBE_FLAG_GONE). A
  * site is *armed* (breakpoint in the text, or its ip in our ftrace
- * filter) exactly when site_wants_armed() says so: it is not gone, at
+ * filter) exactly when kprobe_site_wants_armed() says so: it is not gone, at
  * least one member is enabled, and kprobes are not globally disarmed.
- * Every path that may change that answer ends in site_sync_armed(),
+ * Every path that may change that answer ends in kprobe_site_sync_armed(),
  * which is the one place that arms or disarms. Arming is batched: sites
  * are queued and the text is patched and serialized once per batch
  * (see struct kprobe_batch), and a batch of removals waits for one RCU
@@ -45,7 +45,7 @@
  *
  *   armed --queued--> QUEUED --optimizer claims it--> QUEUED + OPT_READY
  *     --grace period, jump written--> OPTIMIZED
- *   any of these --site_check_optimizable() turns false--> armed (or
+ *   any of these --kprobe_site_check_optimizable() turns false--> armed (or
  *     disarmed), jump taken out in the caller's batch
  *   OPTIMIZED --its last probe unregistered--> retiring
  *     --retire_some_sites()--> jump taken out, site freed
@@ -59,11 +59,11 @@
  * (KPROBE_FLAG_JUMPED): a task may still be on its way through the
  * detour to the handler call, which reads the site.
  *
- * site_check_optimizable() is site_wants_armed() plus: the sysctl is 1,
+ * kprobe_site_check_optimizable() is kprobe_site_wants_armed() plus: the sysctl is 1,
  * the site has a detour, no post_handler, and no other probe inside the
  * region the jump covers; a site kept back only by such a probe is
  * marked OPT_BLOCKED, and requeued when a probe near it goes
- * (requeue_covering_sites()). site_sync_armed() calls site_sync_optimized(),
+ * (kprobe_requeue_covering_sites()). kprobe_site_sync_armed() calls kprobe_site_sync_optimized(),
  * so the same single place queues, dequeues and unoptimizes; only the
  * optimizer (kprobe_optimizer()) writes jumps. OPT_READY tells the arch
  * that breakpoint hits must continue in the detour's copy of the region,
@@ -78,7 +78,7 @@
  * searches the index (see struct kprobe_index) and walks the members
  * list with the _rcu list primitives. Writers publish with release
  * stores and the _rcu list primitives and wait for a grace period
- * (batch_publish() starts it, batch_release() waits) before they free
+ * (kprobe_batch_publish() starts it, kprobe_batch_release() waits) before they free
  * a site, an aggregate or an instruction slot.
  *
  * Lock order: kprobe_mutex -> cpus_read_lock -> jump_label_lock ->
@@ -121,15 +121,15 @@ bool kprobes_initialized;
  * The rule that refused the last probe point or optimization looked at:
  * a string constant, for the query file. Under kprobe_mutex.
  */
-const char *refusal_rule;
+const char *kprobe_refusal_rule;
 
 /* A rule the query file adds to: it names the blacklist entry. */
-const char *const rule_blacklisted = "blacklisted";
+const char *const kprobe_rule_blacklisted = "blacklisted";
 
 int kprobe_refuse(int err, const char *rule)
 {
 	lockdep_assert_held(&kprobe_mutex);
-	refusal_rule = rule;
+	kprobe_refusal_rule = rule;
 	return err;
 }
 
@@ -370,7 +370,7 @@ static __always_inline int run_member_pre_handlers(struct kprobe *site,
 }
 
 /**
- * aggr_run_pre_handlers() - run an aggregate's pre_handlers for one hit
+ * kprobe_aggr_run_pre_handlers() - run an aggregate's pre_handlers for one hit
  * @site: the aggregate that was hit; its hit was counted by the caller
  * @regs: the hit's registers
  *
@@ -379,14 +379,14 @@ static __always_inline int run_member_pre_handlers(struct kprobe *site,
  *
  * Return: 1 when a pre_handler returned non-zero, else 0.
  */
-int aggr_run_pre_handlers(struct kprobe *site, struct pt_regs *regs)
+int kprobe_aggr_run_pre_handlers(struct kprobe *site, struct pt_regs *regs)
 {
 	return run_member_pre_handlers(site, regs);
 }
-NOKPROBE_SYMBOL(aggr_run_pre_handlers);
+NOKPROBE_SYMBOL(kprobe_aggr_run_pre_handlers);
 
 /* An aggregate's pre_handler on the breakpoint and ftrace paths. */
-int aggr_pre_handler(struct kprobe *site, struct pt_regs *regs)
+int kprobe_aggr_pre_handler(struct kprobe *site, struct pt_regs *regs)
 {
 	if (!arch_kprobe_counts_hits)
 		kprobe_count_hit(site);
@@ -395,10 +395,10 @@ int aggr_pre_handler(struct kprobe *site, struct pt_regs *regs)
 	__this_cpu_write(current_kprobe, site);
 	return 0;
 }
-NOKPROBE_SYMBOL(aggr_pre_handler);
+NOKPROBE_SYMBOL(kprobe_aggr_pre_handler);
 
-void aggr_post_handler(struct kprobe *site, struct pt_regs *regs,
-		       unsigned long flags)
+void kprobe_aggr_post_handler(struct kprobe *site, struct pt_regs *regs,
+			      unsigned long flags)
 {
 	struct kprobe *p;
 
@@ -410,7 +410,7 @@ void aggr_post_handler(struct kprobe *site, struct pt_regs *regs,
 	}
 	__this_cpu_write(current_kprobe, site);
 }
-NOKPROBE_SYMBOL(aggr_post_handler);
+NOKPROBE_SYMBOL(kprobe_aggr_post_handler);
 
 /**
  * kprobes_inc_nmissed_count() - count a hit whose handlers were skipped
@@ -480,8 +480,8 @@ kprobe_opcode_t * __weak arch_adjust_kprobe_addr(unsigned long addr,
 }
 
 /* The address a probe asks for: .addr, or .symbol_name's, plus .offset. */
-kprobe_opcode_t *probe_target(kprobe_opcode_t *addr, const char *symbol_name,
-			      unsigned long offset)
+kprobe_opcode_t *kprobe_target_addr(kprobe_opcode_t *addr, const char *symbol_name,
+				    unsigned long offset)
 {
 	if (!!addr == !!symbol_name)
 		return ERR_PTR(-EINVAL);
@@ -515,18 +515,17 @@ static kprobe_opcode_t *place_in_function(unsigned long addr, unsigned long func
 }
 
 /*
- * probe_target() and place_in_function(), for callers outside a batch;
+ * kprobe_target_addr() and place_in_function(), for callers outside a batch;
  * the function's start goes to @func. An address in no symbol kallsyms
  * knows is -ENOENT, as a name it does not know is.
  */
-kprobe_opcode_t *resolve_probe_addr(kprobe_opcode_t *addr,
-				    const char *symbol_name,
-					   unsigned long offset,
-					   bool *on_func_entry, unsigned long *func)
+kprobe_opcode_t *kprobe_resolve_addr(kprobe_opcode_t *addr, const char *symbol_name,
+				     unsigned long offset, bool *on_func_entry,
+				     unsigned long *func)
 {
 	unsigned long func_offset;
 
-	addr = probe_target(addr, symbol_name, offset);
+	addr = kprobe_target_addr(addr, symbol_name, offset);
 	if (IS_ERR(addr))
 		return addr;
 	if (!kallsyms_lookup_size_offset((unsigned long)addr, NULL, &func_offset))
@@ -553,7 +552,7 @@ static struct {
 } probed_function;
 
 /* Forget the remembered function: the query file looked at one only. */
-void forget_probed_function(void)
+void kprobe_forget_probed_function(void)
 {
 	probed_function.size = 0;
 }
@@ -628,7 +627,7 @@ int kprobe_on_func_entry(kprobe_opcode_t *addr, const char *sym, unsigned long o
 {
 	bool on_func_entry;
 	unsigned long func;
-	kprobe_opcode_t *where = resolve_probe_addr(addr, sym, offset, &on_func_entry, &func);
+	kprobe_opcode_t *where = kprobe_resolve_addr(addr, sym, offset, &on_func_entry, &func);
 
 	if (IS_ERR(where))
 		return PTR_ERR(where);
@@ -754,10 +753,10 @@ static int check_probe_address(struct kprobe *p)
 	}
 
 	/* The symbol place_probe() found: @addr is in it. */
-	if (in_blacklisted_range(addr))
-		return kprobe_refuse(-EINVAL, rule_blacklisted);
-	if (blacklisted_piece(addr, probed_function.name,
-			      probed_function.modname[0] ? probed_function.modname : NULL))
+	if (kprobe_in_blacklisted_range(addr))
+		return kprobe_refuse(-EINVAL, kprobe_rule_blacklisted);
+	if (kprobe_blacklisted_piece(addr, probed_function.name,
+				     probed_function.modname[0] ? probed_function.modname : NULL))
 		return kprobe_refuse(-EINVAL,
 				     "a piece (.cold, .part, ...) of a blacklisted function");
 	if (is_preamble_symbol(probed_function.name))
@@ -787,8 +786,8 @@ static int check_probe_address(struct kprobe *p)
  * file, so that they cannot disagree. kprobe_mutex and the text locks.
  */
 
-int check_probe_point(struct kprobe *p, struct kprobe **site,
-		      struct module **mod)
+int kprobe_check_point(struct kprobe *p, struct kprobe **site,
+		       struct module **mod)
 {
 	int ret;
 
@@ -796,7 +795,7 @@ int check_probe_point(struct kprobe *p, struct kprobe **site,
 	ret = place_probe(p);
 	if (ret)
 		return ret;
-	if (is_registered(p, site))
+	if (kprobe_find_registered(p, site))
 		return kprobe_refuse(-EINVAL, "this probe is registered already");
 	ret = pin_probed_text((unsigned long)p->addr, mod);
 	if (ret)
@@ -804,7 +803,7 @@ int check_probe_point(struct kprobe *p, struct kprobe **site,
 	return check_probe_address(p);
 }
 
-int prepare_site(struct kprobe *p)
+int kprobe_prepare_site(struct kprobe *p)
 {
 	if (kprobe_ftrace(p))
 		return arch_prepare_kprobe_ftrace(p);
@@ -813,17 +812,17 @@ int prepare_site(struct kprobe *p)
 
 static void free_aggregate(struct kprobe *site)
 {
-	counter_free(site->nhit);
+	kprobe_counter_free(site->nhit);
 	kfree(to_aggr(site));
 }
 
-void release_site(struct kprobe *site)
+void kprobe_release_site(struct kprobe *site)
 {
 	if (!kprobe_ftrace(site))
 		arch_remove_kprobe(site);
 	if (!kprobe_is_aggr(site))
 		return;
-	site_remove_detour(site);
+	kprobe_site_remove_detour(site);
 	free_aggregate(site);
 }
 
@@ -832,7 +831,7 @@ void release_site(struct kprobe *site)
 static void remove_probe(struct kprobe_batch *b, struct kprobe *p, struct kprobe *site);
 
 /* Is @p registered, as a site or as an aggregate's member? */
-bool is_registered(struct kprobe *p, struct kprobe **site_out)
+bool kprobe_find_registered(struct kprobe *p, struct kprobe **site_out)
 {
 	struct kprobe *site = get_kprobe(p->addr), *m;
 
@@ -854,7 +853,7 @@ static struct kprobe *alloc_aggregate(void)
 
 	if (!agg)
 		return NULL;
-	aggr_site(agg)->nhit = counter_alloc();
+	aggr_site(agg)->nhit = kprobe_counter_alloc();
 	if (!aggr_site(agg)->nhit) {
 		kfree(agg);
 		return NULL;
@@ -910,7 +909,7 @@ static void sync_member_counting(struct kprobe *site)
  * The hits that ran @p's handlers so far, summed over the CPUs; 0 when
  * @p is not registered. Under kprobe_mutex.
  */
-unsigned long probe_hits(struct kprobe *p)
+unsigned long kprobe_hits_locked(struct kprobe *p)
 {
 	unsigned long hits;
 	struct kprobe *site;
@@ -918,7 +917,7 @@ unsigned long probe_hits(struct kprobe *p)
 	if (!p->nhit)
 		return 0;
 	hits = sum_hit_counter(p->nhit);
-	if ((p->flags & KPROBE_FLAG_SITE_COUNTED) && is_registered(p, &site))
+	if ((p->flags & KPROBE_FLAG_SITE_COUNTED) && kprobe_find_registered(p, &site))
 		hits += sum_hit_counter(site->nhit);
 	return hits;
 }
@@ -941,7 +940,7 @@ unsigned long kprobe_hits(struct kprobe *kp)
 	unsigned long hits;
 
 	mutex_lock(&kprobe_mutex);
-	hits = probe_hits(kp);
+	hits = kprobe_hits_locked(kp);
 	mutex_unlock(&kprobe_mutex);
 	return hits;
 }
@@ -961,8 +960,8 @@ static struct kprobe *make_aggregate(struct kprobe *lone, struct kprobe *ag)
 	ag->opcode = lone->opcode;
 	ag->ainsn = lone->ainsn;
 	ag->flags = lone->flags;
-	ag->pre_handler = aggr_pre_handler;
-	ag->post_handler = lone->post_handler ? aggr_post_handler : NULL;
+	ag->pre_handler = kprobe_aggr_pre_handler;
+	ag->post_handler = lone->post_handler ? kprobe_aggr_post_handler : NULL;
 	INIT_LIST_HEAD(&ag->list);
 	list_add(&lone->list, &ag->list);
 	member_set_counted(ag, lone, !kprobe_disabled(lone));
@@ -992,7 +991,7 @@ static void update_aggregate(struct kprobe *site)
 		site->flags &= ~KPROBE_FLAG_DISABLED;
 	else
 		site->flags |= KPROBE_FLAG_DISABLED;
-	WRITE_ONCE(site->post_handler, post ? aggr_post_handler : NULL);
+	WRITE_ONCE(site->post_handler, post ? kprobe_aggr_post_handler : NULL);
 	sync_member_counting(site);
 }
 
@@ -1015,7 +1014,7 @@ static struct kprobe *insert_new_site(struct kprobe *p)
 	}
 	if (ag) {
 		ag->addr = p->addr;
-		if ((!may_jump || !site_prepare_detour(ag, p)) && arch_kprobe_counts_hits) {
+		if ((!may_jump || !kprobe_site_prepare_detour(ag, p)) && arch_kprobe_counts_hits) {
 			free_aggregate(ag);
 			ag = NULL;
 		}
@@ -1042,14 +1041,14 @@ static struct kprobe *revive_gone_site(struct kprobe *site, struct kprobe *p)
 	}
 	if (!kprobe_ftrace(site))
 		arch_remove_kprobe(site);
-	site_remove_detour(site);
+	kprobe_site_remove_detour(site);
 	/*
 	 * Still GONE while the arch reads the new text: its saved bytes are
 	 * the old text's, and must not be taken for the new one's.
 	 */
 	site->flags &= ~(KPROBE_FLAG_FTRACE | KPROBE_FLAGS_PRIVATE);
 	site->flags |= p->flags & KPROBE_FLAG_FTRACE;
-	ret = prepare_site(site);
+	ret = kprobe_prepare_site(site);
 	if (ret)
 		return ERR_PTR(ret);
 	site->flags &= ~KPROBE_FLAG_GONE;
@@ -1058,7 +1057,7 @@ static struct kprobe *revive_gone_site(struct kprobe *site, struct kprobe *p)
 	 * is built from the site, which holds the new instruction; @p is
 	 * not prepared (arm copies the opcode and sets how to run it).
 	 */
-	site_prepare_detour(site, site);
+	kprobe_site_prepare_detour(site, site);
 	return site;
 }
 
@@ -1073,9 +1072,9 @@ static int resolve_new_probe(struct kprobe *p)
 	struct kprobe *site;
 	kprobe_opcode_t *addr;
 
-	if (p->addr && is_registered(p, &site))
+	if (p->addr && kprobe_find_registered(p, &site))
 		return -EINVAL;
-	addr = probe_target(p->addr, p->symbol_name, p->offset);
+	addr = kprobe_target_addr(p->addr, p->symbol_name, p->offset);
 	if (IS_ERR(addr))
 		return PTR_ERR(addr);
 
@@ -1094,11 +1093,11 @@ static int add_probe(struct kprobe_batch *b, struct kprobe *p)
 	struct kprobe *site;
 	int ret;
 
-	ret = check_probe_point(p, &site, &mod);
+	ret = kprobe_check_point(p, &site, &mod);
 	if (ret)
 		goto unpin;	/* p->nhit may be a registered probe's: keep it */
 
-	p->nhit = counter_alloc();
+	p->nhit = kprobe_counter_alloc();
 	if (!p->nhit) {
 		ret = -ENOMEM;
 		goto out;
@@ -1132,25 +1131,25 @@ static int add_probe(struct kprobe_batch *b, struct kprobe *p)
 	} else {
 		ret = index_reserve();
 		if (!ret)
-			ret = prepare_site(p);
+			ret = kprobe_prepare_site(p);
 		if (ret)
 			goto out;
 		site = insert_new_site(p);
 		if (IS_ERR(site)) {
 			ret = PTR_ERR(site);
-			release_site(p);	/* prepared, never in the table */
+			kprobe_release_site(p);	/* prepared, never in the table */
 			goto out;
 		}
-		sync_covering_sites(b, p->addr);
+		kprobe_sync_covering_sites(b, p->addr);
 	}
 
-	ret = site_sync_armed(b, site);
+	ret = kprobe_site_sync_armed(b, site);
 	if (ret)
 		remove_probe(b, p, site);
 out:
 	if (ret && !(p->flags & KPROBE_FLAG_UNHOOKED)) {
 		/* Never published: no CPU can be counting into it. */
-		counter_free(p->nhit);
+		kprobe_counter_free(p->nhit);
 		p->nhit = NULL;
 	}
 unpin:
@@ -1163,7 +1162,7 @@ unpin:
 
 /*
  * The hit counters of those of @kps that the batch took out of the table:
- * given back between batch_publish() and batch_release(), dropped from
+ * given back between kprobe_batch_publish() and kprobe_batch_release(), dropped from
  * the probes after the grace period, when no CPU reads them any more.
  */
 static void give_back_counters(struct kprobe **kps, int num)
@@ -1172,7 +1171,7 @@ static void give_back_counters(struct kprobe **kps, int num)
 
 	for (i = 0; i < num; i++)
 		if (kps[i] && (kps[i]->flags & KPROBE_FLAG_UNHOOKED))
-			counter_free(kps[i]->nhit);
+			kprobe_counter_free(kps[i]->nhit);
 }
 
 static void drop_counters(struct kprobe **kps, int num)
@@ -1201,9 +1200,9 @@ static void drop_counters(struct kprobe **kps, int num)
  * near it, or needs it gone, retires them first: registering (a new
  * probe at or inside a retiring site), the optimizer before it writes
  * jumps (a covering site may optimize now), text going away and the
- * global switches start their batch with batch_begin_retired(); the
+ * global switches start their batch with kprobe_batch_begin_retired(); the
  * optimizer's first phase and waiting for the optimizer call
- * retire_sites() themselves.
+ * kprobe_retire_sites() themselves.
  */
 static LIST_HEAD(retiring_sites);
 static unsigned int nr_retiring;
@@ -1231,7 +1230,7 @@ static bool site_retires_later(struct kprobe *site)
 
 /*
  * Take @p out of its site. A site left without members is disarmed now
- * and leaves the table in batch_publish(), once the disarming reached
+ * and leaves the table in kprobe_batch_publish(), once the disarming reached
  * every CPU, or, if it is optimized, retires. Either way the batch waits
  * for a grace period before it returns, since a CPU may still be running
  * @p's handlers.
@@ -1246,7 +1245,7 @@ static void remove_probe(struct kprobe_batch *b, struct kprobe *p, struct kprobe
 		list_del_rcu(&p->list);
 		if (!list_empty(&site->list)) {
 			update_aggregate(site);
-			site_sync_armed(b, site);
+			kprobe_site_sync_armed(b, site);
 			return;
 		}
 	}
@@ -1258,7 +1257,7 @@ static void remove_probe(struct kprobe_batch *b, struct kprobe *p, struct kprobe
 		nr_retiring++;
 		return;
 	}
-	site_sync_armed(b, site);
+	kprobe_site_sync_armed(b, site);
 	if (kprobe_is_aggr(site))
 		list_add_tail(&to_aggr(site)->dying, &b->free_aggregates);
 	else
@@ -1270,7 +1269,7 @@ static void remove_probe(struct kprobe_batch *b, struct kprobe *p, struct kprobe
  * does what needs none; synchronize_rcu() would start it only when
  * called, and waits the same way: a callback that wakes it. While the
  * kernel boots, synchronize_rcu() is expedited (or has nothing to wait
- * for), so batch_release() leaves it to that.
+ * for), so kprobe_batch_release() leaves it to that.
  */
 static void batch_start_grace_period(struct kprobe_batch *b)
 {
@@ -1302,20 +1301,21 @@ static void batch_wait_grace_period(struct kprobe_batch *b)
  * Publish a batch: apply the text writes, drop text_mutex, update ftrace,
  * take the dying sites out of the table and start the grace period after
  * which no CPU is running a handler of the removed probes nor executing
- * the instruction copy of a removed site. batch_release() waits for it;
+ * the instruction copy of a removed site. kprobe_batch_release() waits for it;
  * kprobe_mutex is held from one to the other.
  */
-int batch_publish(struct kprobe_batch *b)
+int kprobe_batch_publish(struct kprobe_batch *b)
 {
 	struct kprobe_aggregate *agg;
 	struct kprobe *site;
 	int ret, err;
 
-	batch_apply_text(b);
+	kprobe_batch_apply_text(b);
 	kprobes_unlock_text();
 
-	ret = ftrace_changes_apply(&b->ftrace[FTRACE_OPS_PLAIN], FTRACE_OPS_PLAIN);
-	err = ftrace_changes_apply(&b->ftrace[FTRACE_OPS_IPMODIFY], FTRACE_OPS_IPMODIFY);
+	ret = kprobe_ftrace_changes_apply(&b->ftrace[KPROBE_FTRACE_PLAIN], KPROBE_FTRACE_PLAIN);
+	err = kprobe_ftrace_changes_apply(&b->ftrace[KPROBE_FTRACE_IPMODIFY],
+					  KPROBE_FTRACE_IPMODIFY);
 	ret = ret ?: err;
 
 	list_for_each_entry(site, &b->free_list, list)
@@ -1327,9 +1327,9 @@ int batch_publish(struct kprobe_batch *b)
 
 	index_shrink();
 	list_for_each_entry(site, &b->free_list, list)
-		requeue_covering_sites(site->addr);
+		kprobe_requeue_covering_sites(site->addr);
 	list_for_each_entry(agg, &b->free_aggregates, dying)
-		requeue_covering_sites(aggr_site(agg)->addr);
+		kprobe_requeue_covering_sites(aggr_site(agg)->addr);
 	return ret;
 }
 
@@ -1343,7 +1343,7 @@ static DECLARE_WORK(retire_work, retire_work_fn);
  * detour before it called the arch's handler, which reads the site, so
  * that takes an RCU-tasks grace period, as the optimizer's does. Sites
  * come here from retiring_sites, or from a batch that took out a site
- * whose jump had been taken out before (batch_release()). Under
+ * whose jump had been taken out before (kprobe_batch_release()). Under
  * kprobe_mutex.
  */
 static LIST_HEAD(retired_sites);
@@ -1360,8 +1360,8 @@ static void queue_retire_work(void)
 		queue_work(system_unbound_wq, &retire_work);
 }
 
-/* Wait for the grace period batch_publish() started; free the dying sites. */
-static void batch_release(struct kprobe_batch *b)
+/* Wait for the grace period kprobe_batch_publish() started; free the dying sites. */
+static void kprobe_batch_release(struct kprobe_batch *b)
 {
 	struct kprobe_aggregate *agg, *next_agg;
 	struct kprobe *site, *next;
@@ -1372,24 +1372,24 @@ static void batch_release(struct kprobe_batch *b)
 	list_for_each_entry_safe(site, next, &b->free_list, list) {
 		list_del_init(&site->list);
 		site->flags &= ~KPROBE_FLAGS_PRIVATE;
-		release_site(site);
+		kprobe_release_site(site);
 	}
 	list_for_each_entry_safe(agg, next_agg, &b->free_aggregates, dying) {
 		list_del_init(&agg->dying);
-		if (site_had_jump(aggr_site(agg)))
+		if (kprobe_site_had_jump(aggr_site(agg)))
 			list_add_tail(&agg->dying, &retired_sites);
 		else
-			release_site(aggr_site(agg));
+			kprobe_release_site(aggr_site(agg));
 	}
-	counter_trim();
+	kprobe_counter_trim();
 	queue_retire_work();
 }
 
-int batch_finish(struct kprobe_batch *b)
+int kprobe_batch_finish(struct kprobe_batch *b)
 {
-	int ret = batch_publish(b);
+	int ret = kprobe_batch_publish(b);
 
-	batch_release(b);
+	kprobe_batch_release(b);
 	return ret;
 }
 
@@ -1432,17 +1432,17 @@ static void retire_some_sites(unsigned int max)
 	nr_retiring -= nr;
 	list_sort(NULL, &chunk, cmp_retiring_addr);
 
-	batch_begin(&b);
+	kprobe_batch_begin(&b);
 	list_for_each_entry(agg, &chunk, dying)
-		site_sync_armed(&b, aggr_site(agg));
-	batch_finish(&b);
+		kprobe_site_sync_armed(&b, aggr_site(agg));
+	kprobe_batch_finish(&b);
 	list_for_each_entry(agg, &chunk, dying)
-		requeue_covering_sites(aggr_site(agg)->addr);
+		kprobe_requeue_covering_sites(aggr_site(agg)->addr);
 	list_splice_tail(&chunk, &retired_sites);
 }
 
 /* Retire every retiring site; retire_work frees them. kprobe_mutex held. */
-void retire_sites(void)
+void kprobe_retire_sites(void)
 {
 	retire_some_sites(UINT_MAX);
 	queue_retire_work();
@@ -1465,9 +1465,9 @@ static void retire_work_fn(struct work_struct *work)
 	mutex_lock(&kprobe_mutex);
 	list_for_each_entry_safe(agg, next, &done, dying) {
 		list_del_init(&agg->dying);
-		release_site(aggr_site(agg));
+		kprobe_release_site(aggr_site(agg));
 	}
-	counter_trim();
+	kprobe_counter_trim();
 	mutex_unlock(&kprobe_mutex);
 }
 
@@ -1476,10 +1476,10 @@ static void retire_work_fn(struct work_struct *work)
  * that may write near their jumps (registering, the optimizer) or need
  * them gone (text going away, the global switches).
  */
-void batch_begin_retired(struct kprobe_batch *b)
+void kprobe_batch_begin_retired(struct kprobe_batch *b)
 {
-	retire_sites();
-	batch_begin(b);
+	kprobe_retire_sites();
+	kprobe_batch_begin(b);
 }
 
 static void unregister_locked(struct kprobe **kps, int num);
@@ -1513,7 +1513,7 @@ int register_kprobes(struct kprobe **kps, int num)
 		return -EAGAIN;
 
 	mutex_lock(&kprobe_mutex);
-	batch_begin_retired(&b);
+	kprobe_batch_begin_retired(&b);
 	for (i = 0; i < num; i++) {
 		ret = kps[i] ? resolve_new_probe(kps[i]) : -EINVAL;
 		if (!ret)
@@ -1521,7 +1521,7 @@ int register_kprobes(struct kprobe **kps, int num)
 		if (ret)
 			break;
 	}
-	err = batch_finish(&b);
+	err = kprobe_batch_finish(&b);
 	if (ret) {
 		give_back_counters(&kps[i], 1);
 		drop_counters(&kps[i], 1);
@@ -1567,15 +1567,15 @@ static void unregister_locked(struct kprobe **kps, int num)
 	struct kprobe *site;
 	int i;
 
-	batch_begin(&b);
+	kprobe_batch_begin(&b);
 	for (i = 0; i < num; i++) {
 		if (!kps[i])
 			continue;
-		if (kps[i]->addr && is_registered(kps[i], &site)) {
+		if (kps[i]->addr && kprobe_find_registered(kps[i], &site)) {
 			if (!(kps[i]->flags & KPROBE_FLAG_UNHOOKED))
 				remove_probe(&b, kps[i], site);
 		} else if (!(kps[i]->flags & KPROBE_FLAG_UNHOOKED) ||
-			   !counter_in_use(kps[i]->nhit)) {
+			   !kprobe_counter_in_use(kps[i]->nhit)) {
 			/*
 			 * Not registered (nor taken out earlier in this call,
 			 * listed twice): a stale flag must not make us give
@@ -1586,10 +1586,10 @@ static void unregister_locked(struct kprobe **kps, int num)
 			kps[i]->addr = NULL;
 		}
 	}
-	batch_publish(&b);
+	kprobe_batch_publish(&b);
 	give_back_counters(kps, num);
 	retire_while_waiting(&b);
-	batch_release(&b);
+	kprobe_batch_release(&b);
 	drop_counters(kps, num);
 }
 
@@ -1630,7 +1630,7 @@ static int set_probe_disabled(struct kprobe *p, bool disable)
 	int ret;
 
 	mutex_lock(&kprobe_mutex);
-	if (!p || !p->addr || !is_registered(p, &site)) {
+	if (!p || !p->addr || !kprobe_find_registered(p, &site)) {
 		mutex_unlock(&kprobe_mutex);
 		return -EINVAL;
 	}
@@ -1638,14 +1638,14 @@ static int set_probe_disabled(struct kprobe *p, bool disable)
 		mutex_unlock(&kprobe_mutex);
 		return disable ? 0 : -EINVAL;
 	}
-	batch_begin(&b);
+	kprobe_batch_begin(&b);
 	if (disable)
 		p->flags |= KPROBE_FLAG_DISABLED;
 	else
 		p->flags &= ~KPROBE_FLAG_DISABLED;
 	update_aggregate(site);
-	ret = site_sync_armed(&b, site);
-	ret = batch_finish(&b) ?: ret;
+	ret = kprobe_site_sync_armed(&b, site);
+	ret = kprobe_batch_finish(&b) ?: ret;
 	if (ret && !disable) {
 		p->flags |= KPROBE_FLAG_DISABLED;
 		update_aggregate(site);
@@ -1707,7 +1707,7 @@ static void mark_range_gone(unsigned long start, unsigned long end)
 
 	arch_kprobe_text_gone(start, end);
 	probed_function.size = 0;
-	batch_begin_retired(&b);
+	kprobe_batch_begin_retired(&b);
 	for (i = 0; i < KPROBE_TABLE_SIZE; i++) {
 		hlist_for_each_entry(site, &kprobe_table[i], hlist) {
 			unsigned long a = (unsigned long)site->addr;
@@ -1720,10 +1720,10 @@ static void mark_range_gone(unsigned long start, unsigned long end)
 					m->flags |= KPROBE_FLAG_GONE;
 				sync_member_counting(site);
 			}
-			site_sync_armed(&b, site);
+			kprobe_site_sync_armed(&b, site);
 		}
 	}
-	batch_finish(&b);
+	kprobe_batch_finish(&b);
 }
 
 #ifdef CONFIG_MODULES
@@ -1759,8 +1759,8 @@ static void module_blacklist_update(struct module *mod, bool add)
 	end = start + mod->kprobes_text_size;
 	if (add) {
 		if (mod->num_kprobe_blacklist)
-			blacklist_symbols(mod->kprobe_blacklist,
-					  mod->kprobe_blacklist + mod->num_kprobe_blacklist);
+			kprobe_blacklist_symbols(mod->kprobe_blacklist,
+						 mod->kprobe_blacklist + mod->num_kprobe_blacklist);
 		kprobe_add_area_blacklist(start, end);
 		return;
 	}
@@ -1827,18 +1827,18 @@ void kprobe_free_init_mem(void)
 }
 
 /* Bring every site in line with the current switches; kprobe_mutex held. */
-int sync_all_sites(void)
+int kprobe_sync_all_sites(void)
 {
 	struct kprobe_batch b;
 	struct kprobe *site;
 	unsigned int i;
 	int ret = 0;
 
-	batch_begin_retired(&b);
+	kprobe_batch_begin_retired(&b);
 	for (i = 0; i < KPROBE_TABLE_SIZE; i++)
 		hlist_for_each_entry(site, &kprobe_table[i], hlist)
-			ret = site_sync_armed(&b, site) ?: ret;
-	return batch_finish(&b) ?: ret;
+			ret = kprobe_site_sync_armed(&b, site) ?: ret;
+	return kprobe_batch_finish(&b) ?: ret;
 }
 
 /* ---- init ----------------------------------------------------------------- */
@@ -1858,11 +1858,11 @@ static int __init init_kprobes(void)
 {
 	int ret;
 
-	ret = populate_kprobe_blacklist();
+	ret = kprobe_populate_blacklist();
 	if (ret)
 		pr_err("blacklist incomplete: %d\n", ret);
-	populate_kretprobe_blacklist();
-	optinsn_slots_init();
+	kretprobe_populate_blacklist();
+	kprobe_optinsn_slots_init();
 
 	/* arch_init_kprobes() may register probes (a trampoline's). */
 	kprobes_initialized = true;

@@ -26,7 +26,7 @@
  * A counter given back may still be counted into until the next grace
  * period: it is not handed out again before that, since kprobe_mutex is
  * held from giving it back until the grace period ends, and empty chunks
- * are destroyed only after one, by counter_trim(). All under
+ * are destroyed only after one, by kprobe_counter_trim(). All under
  * kprobe_mutex.
  */
 struct counter_chunk {
@@ -113,7 +113,7 @@ static void chunk_destroy(struct counter_chunk *c)
 	kfree(c);
 }
 
-unsigned long __percpu *counter_alloc(void)
+unsigned long __percpu *kprobe_counter_alloc(void)
 {
 	struct counter_chunk *c = NULL;
 	unsigned long __percpu *counter;
@@ -147,16 +147,16 @@ static unsigned long chunk_bit(struct counter_chunk *c, unsigned long __percpu *
 	return BIT(counter - c->counters);
 }
 
-/* Is @counter one counter_alloc() handed out and not given back yet? */
-bool counter_in_use(unsigned long __percpu *counter)
+/* Is @counter one kprobe_counter_alloc() handed out and not given back yet? */
+bool kprobe_counter_in_use(unsigned long __percpu *counter)
 {
 	struct counter_chunk *c = counter ? chunk_search(counter) : NULL;
 
 	return c && (c->used & chunk_bit(c, counter));
 }
 
-/* Give back a counter from counter_alloc(); see above for when. */
-void counter_free(unsigned long __percpu *counter)
+/* Give back a counter from kprobe_counter_alloc(); see above for when. */
+void kprobe_counter_free(unsigned long __percpu *counter)
 {
 	struct counter_chunk *c;
 
@@ -183,7 +183,7 @@ void counter_free(unsigned long __percpu *counter)
  * coming and going at a chunk's edge does not make and destroy a chunk
  * each time.
  */
-void counter_trim(void)
+void kprobe_counter_trim(void)
 {
 	struct counter_chunk *c, *next;
 

@@ -48,7 +48,7 @@ static void show_probe(struct seq_file *m, struct kprobe *site, struct kprobe *p
 	seq_printf(m, "%s%s%s%s\n",
 		   kprobe_gone(p) ? "[GONE]" : "",
 		   (kprobe_disabled(p) && !kprobe_gone(p)) ? "[DISABLED]" : "",
-		   site_listed_optimized(site) ? "[OPTIMIZED]" : "",
+		   kprobe_site_listed_optimized(site) ? "[OPTIMIZED]" : "",
 		   kprobe_ftrace(site) ? "[FTRACE]" : "");
 }
 
@@ -65,7 +65,7 @@ static unsigned long probe_missed(struct kprobe *p)
 static void show_probe_stats(struct seq_file *m, struct kprobe *site, struct kprobe *p)
 {
 	show_probe_location(m, p);
-	seq_printf(m, "%lu %lu\n", probe_hits(p), probe_missed(p));
+	seq_printf(m, "%lu %lu\n", kprobe_hits_locked(p), probe_missed(p));
 }
 
 static void *list_seq_start(struct seq_file *m, loff_t *pos)
@@ -130,7 +130,7 @@ static int set_all_armed(bool arm)
 	if (kprobes_all_disarmed == !arm)
 		goto out;
 	kprobes_all_disarmed = !arm;
-	ret = sync_all_sites();
+	ret = kprobe_sync_all_sites();
 	pr_info("kprobes globally %s\n", arm ? "enabled" : "disabled");
 out:
 	mutex_unlock(&kprobe_mutex);
@@ -202,8 +202,8 @@ DEFINE_SEQ_ATTRIBUTE(kprobe_blacklist);
  * read back what registering a kprobe there would do, without
  * registering one: where the probe would go, and whether it would be
  * accepted, boosted, optimized, each "no" with the rule that said it.
- * The answer comes from the checks registering makes (check_probe_point(),
- * prepare_site(), prepare_detour()), run on a probe that is prepared and
+ * The answer comes from the checks registering makes (kprobe_check_point(),
+ * kprobe_prepare_site(), kprobe_prepare_detour()), run on a probe that is prepared and
  * released again, never listed nor armed. The file holds the answer to
  * the last query written to it; see Documentation/trace/kprobes.rst for
  * the format.
@@ -222,12 +222,12 @@ static void query_say(struct seq_buf *s, const char *what, int err)
 		seq_buf_printf(s, "%s: yes\n", what);
 	else
 		seq_buf_printf(s, "%s: no: %s (%pe)\n", what,
-			       refusal_rule ?: "refused by the arch", ERR_PTR(err));
+			       kprobe_refusal_rule ?: "refused by the arch", ERR_PTR(err));
 }
 
 static void query_say_blacklist(struct seq_buf *s, unsigned long addr)
 {
-	struct kprobe_blacklist_entry *ent = blacklist_entry_of(addr);
+	struct kprobe_blacklist_entry *ent = kprobe_blacklist_entry_of(addr);
 
 	if (ent)
 		seq_buf_printf(s, "blacklisted: %ps, %lu bytes\n",
@@ -254,11 +254,11 @@ static void query_optimization(struct seq_buf *s, struct kprobe *p)
 	}
 	op->kp.addr = p->addr;
 	INIT_LIST_HEAD(&op->list);
-	refusal_rule = NULL;
-	ret = prepare_detour(op, p);
+	kprobe_refusal_rule = NULL;
+	ret = kprobe_prepare_detour(op, p);
 	query_say(s, "optimize", ret);
 	if (!ret) {
-		inside = region_probe(op);
+		inside = kprobe_region_probe(op);
 		if (inside)
 			seq_buf_printf(s, "optimize: not while %pS is probed too\n",
 				       inside->addr);
@@ -290,22 +290,22 @@ static void query_probe_point(struct seq_buf *s, kprobe_opcode_t *addr,
 	}
 	guard(mutex)(&kprobe_mutex);
 	kprobes_lock_text();
-	refusal_rule = NULL;
-	addr = probe_target(addr, sym, offset);
+	kprobe_refusal_rule = NULL;
+	addr = kprobe_target_addr(addr, sym, offset);
 	if (IS_ERR(addr)) {
 		query_say(s, "probe", kprobe_refuse(PTR_ERR(addr), "no such symbol"));
 		goto unlock;
 	}
 	seq_buf_printf(s, "asked: %pS\n", addr);
 	p->addr = addr;
-	ret = check_probe_point(p, &site, &mod);
+	ret = kprobe_check_point(p, &site, &mod);
 	if (p->addr != addr)
 		seq_buf_printf(s, "placed: %pS\n", p->addr);
 	if (!ret)
-		ret = prepare_site(p);
+		ret = kprobe_prepare_site(p);
 	query_say(s, "probe", ret);
 	if (ret) {
-		if (refusal_rule == rule_blacklisted)
+		if (kprobe_refusal_rule == kprobe_rule_blacklisted)
 			query_say_blacklist(s, (unsigned long)p->addr);
 		goto unpin;
 	}
@@ -320,11 +320,11 @@ static void query_probe_point(struct seq_buf *s, kprobe_opcode_t *addr,
 			       why ? ": " : "", why ?: "");
 	}
 	query_optimization(s, p);
-	release_site(p);
+	kprobe_release_site(p);
 unpin:
 	if (mod)
 		module_put(mod);
-	forget_probed_function();
+	kprobe_forget_probed_function();
 unlock:
 	kprobes_unlock_text();
 	kfree(p);

@@ -55,19 +55,19 @@ extern struct mutex kprobe_mutex;
 extern struct hlist_head kprobe_table[KPROBE_TABLE_SIZE];
 extern bool kprobes_all_disarmed;
 extern bool kprobes_initialized;
-extern const char *refusal_rule;
-extern const char *const rule_blacklisted;
+extern const char *kprobe_refusal_rule;
+extern const char *const kprobe_rule_blacklisted;
 extern struct list_head kprobe_blacklist;	/* blacklist.c */
 
 /* ---- core.c: aggregate sites -------------------------------------------- */
 
-int aggr_pre_handler(struct kprobe *site, struct pt_regs *regs);
-void aggr_post_handler(struct kprobe *site, struct pt_regs *regs,
-		       unsigned long flags);
+int kprobe_aggr_pre_handler(struct kprobe *site, struct pt_regs *regs);
+void kprobe_aggr_post_handler(struct kprobe *site, struct pt_regs *regs,
+			      unsigned long flags);
 
 static nokprobe_inline bool kprobe_is_aggr(struct kprobe *p)
 {
-	return p->pre_handler == aggr_pre_handler;
+	return p->pre_handler == kprobe_aggr_pre_handler;
 }
 
 /*
@@ -111,22 +111,22 @@ static inline struct kprobe *aggr_site(struct kprobe_aggregate *agg)
  * when another is enabled), so the changes are summed per ip when the
  * batch applies them.
  */
-struct ftrace_filter_change {
+struct kprobe_ftrace_change {
 	unsigned long ip;
 	int delta;
 };
 
-struct ftrace_filter_changes {
-	struct ftrace_filter_change *change;
+struct kprobe_ftrace_changes {
+	struct kprobe_ftrace_change *change;
 	unsigned long *ips;	/* room for applying them, so that it cannot fail */
 	unsigned int nr;
 	unsigned int max;
 };
 
 /* The two ftrace_ops an armed ftrace site can be in; see KPROBE_FLAG_IPMODIFY. */
-#define FTRACE_OPS_PLAIN	0
-#define FTRACE_OPS_IPMODIFY	1
-#define FTRACE_OPS_NR		2
+#define KPROBE_FTRACE_PLAIN	0
+#define KPROBE_FTRACE_IPMODIFY	1
+#define KPROBE_FTRACE_NR		2
 
 /*
  * struct kprobe_batch - the sites one registration call changes
@@ -138,13 +138,13 @@ struct ftrace_filter_changes {
  * @poked: breakpoint writes were queued and must be applied
  * @need_sync: wait for a grace period before returning, because a probe
  *	left the table or an aggregate
- * @grace_started, @grace: that grace period, from batch_publish() to
- *	batch_release()
+ * @grace_started, @grace: that grace period, from kprobe_batch_publish() to
+ *	kprobe_batch_release()
  */
 struct kprobe_batch {
 	struct list_head free_list;
 	struct list_head free_aggregates;
-	struct ftrace_filter_changes ftrace[FTRACE_OPS_NR];
+	struct kprobe_ftrace_changes ftrace[KPROBE_FTRACE_NR];
 	bool poked;
 	bool need_sync;
 	bool grace_started;
@@ -208,116 +208,116 @@ struct kprobe_batch {
 
 /*
  * Private site flag: armed and optimizable but for a probe inside its
- * region. requeue_covering_sites() looks for such sites when a probe
+ * region. kprobe_requeue_covering_sites() looks for such sites when a probe
  * goes, and only while there are any (nr_blocked_sites), so that
  * removing thousands of probes costs no region lookups when none waits.
- * Both under kprobe_mutex; set and cleared by site_check_optimizable().
+ * Both under kprobe_mutex; set and cleared by kprobe_site_check_optimizable().
  */
 #define KPROBE_FLAG_OPT_BLOCKED	BIT(25)
 
 /* ---- core.c ------------------------------------------------------------- */
 
-kprobe_opcode_t *probe_target(kprobe_opcode_t *addr, const char *symbol_name,
-			      unsigned long offset);
-kprobe_opcode_t *resolve_probe_addr(kprobe_opcode_t *addr,
-				    const char *symbol_name,
-				    unsigned long offset,
-				    bool *on_func_entry, unsigned long *func);
-int check_probe_point(struct kprobe *p, struct kprobe **site,
-		      struct module **mod);
-int prepare_site(struct kprobe *p);
-void forget_probed_function(void);
-void release_site(struct kprobe *site);
-bool is_registered(struct kprobe *p, struct kprobe **site_out);
-unsigned long probe_hits(struct kprobe *p);
-int batch_publish(struct kprobe_batch *b);
-int batch_finish(struct kprobe_batch *b);
-void retire_sites(void);
-void batch_begin_retired(struct kprobe_batch *b);
-int sync_all_sites(void);
+kprobe_opcode_t *kprobe_target_addr(kprobe_opcode_t *addr, const char *symbol_name,
+				    unsigned long offset);
+kprobe_opcode_t *kprobe_resolve_addr(kprobe_opcode_t *addr,
+				     const char *symbol_name,
+				     unsigned long offset,
+				     bool *on_func_entry, unsigned long *func);
+int kprobe_check_point(struct kprobe *p, struct kprobe **site,
+		       struct module **mod);
+int kprobe_prepare_site(struct kprobe *p);
+void kprobe_forget_probed_function(void);
+void kprobe_release_site(struct kprobe *site);
+bool kprobe_find_registered(struct kprobe *p, struct kprobe **site_out);
+unsigned long kprobe_hits_locked(struct kprobe *p);
+int kprobe_batch_publish(struct kprobe_batch *b);
+int kprobe_batch_finish(struct kprobe_batch *b);
+void kprobe_retire_sites(void);
+void kprobe_batch_begin_retired(struct kprobe_batch *b);
+int kprobe_sync_all_sites(void);
 
 /* ---- arming.c ----------------------------------------------------------- */
 
-bool site_wants_armed(struct kprobe *site);
-bool site_is_armed(struct kprobe *site);
-int ftrace_changes_apply(struct ftrace_filter_changes *l, int kind);
+bool kprobe_site_wants_armed(struct kprobe *site);
+bool kprobe_site_is_armed(struct kprobe *site);
+int kprobe_ftrace_changes_apply(struct kprobe_ftrace_changes *l, int kind);
 void kprobes_lock_text(void);
 void kprobes_unlock_text(void);
-void batch_begin(struct kprobe_batch *b);
-void batch_apply_text(struct kprobe_batch *b);
-int site_sync_armed(struct kprobe_batch *b, struct kprobe *site);
+void kprobe_batch_begin(struct kprobe_batch *b);
+void kprobe_batch_apply_text(struct kprobe_batch *b);
+int kprobe_site_sync_armed(struct kprobe_batch *b, struct kprobe *site);
 
 /* ---- slots.c ------------------------------------------------------------ */
 
-void __init optinsn_slots_init(void);
+void __init kprobe_optinsn_slots_init(void);
 
 /* ---- blacklist.c -------------------------------------------------------- */
 
-struct kprobe_blacklist_entry *blacklist_entry_of(unsigned long addr);
-bool in_blacklisted_range(unsigned long addr);
-bool blacklisted_piece(unsigned long addr, const char *name,
-		       const char *modname);
-void blacklist_symbols(unsigned long *start, unsigned long *end);
-int __init populate_kprobe_blacklist(void);
+struct kprobe_blacklist_entry *kprobe_blacklist_entry_of(unsigned long addr);
+bool kprobe_in_blacklisted_range(unsigned long addr);
+bool kprobe_blacklisted_piece(unsigned long addr, const char *name,
+			      const char *modname);
+void kprobe_blacklist_symbols(unsigned long *start, unsigned long *end);
+int __init kprobe_populate_blacklist(void);
 
 /* ---- counters.c --------------------------------------------------------- */
 
-unsigned long __percpu *counter_alloc(void);
-bool counter_in_use(unsigned long __percpu *counter);
-void counter_free(unsigned long __percpu *counter);
-void counter_trim(void);
+unsigned long __percpu *kprobe_counter_alloc(void);
+bool kprobe_counter_in_use(unsigned long __percpu *counter);
+void kprobe_counter_free(unsigned long __percpu *counter);
+void kprobe_counter_trim(void);
 
 /* ---- kretprobe.c -------------------------------------------------------- */
 
 int kretprobe_on_entry(struct kprobe *p, struct pt_regs *regs);
-void __init populate_kretprobe_blacklist(void);
+void __init kretprobe_populate_blacklist(void);
 
 /* ---- optimizer.c -------------------------------------------------------- */
 
 #ifdef CONFIG_OPTPROBES
 extern int kprobes_optimization;
 
-struct kprobe *region_probe(struct optimized_kprobe *op);
-bool site_check_optimizable(struct kprobe *site, bool armed);
-int prepare_detour(struct optimized_kprobe *op, struct kprobe *p);
-bool site_prepare_detour(struct kprobe *site, struct kprobe *p);
-void site_remove_detour(struct kprobe *site);
-bool site_had_jump(struct kprobe *site);
-bool site_listed_optimized(struct kprobe *site);
-void site_sync_optimized(struct kprobe_batch *b, struct kprobe *site,
-			 bool armed);
-void sync_covering_sites(struct kprobe_batch *b, kprobe_opcode_t *addr);
-void requeue_covering_sites(kprobe_opcode_t *addr);
+struct kprobe *kprobe_region_probe(struct optimized_kprobe *op);
+bool kprobe_site_check_optimizable(struct kprobe *site, bool armed);
+int kprobe_prepare_detour(struct optimized_kprobe *op, struct kprobe *p);
+bool kprobe_site_prepare_detour(struct kprobe *site, struct kprobe *p);
+void kprobe_site_remove_detour(struct kprobe *site);
+bool kprobe_site_had_jump(struct kprobe *site);
+bool kprobe_site_listed_optimized(struct kprobe *site);
+void kprobe_site_sync_optimized(struct kprobe_batch *b, struct kprobe *site,
+				bool armed);
+void kprobe_sync_covering_sites(struct kprobe_batch *b, kprobe_opcode_t *addr);
+void kprobe_requeue_covering_sites(kprobe_opcode_t *addr);
 #else
-static inline bool site_prepare_detour(struct kprobe *site, struct kprobe *p)
+static inline bool kprobe_site_prepare_detour(struct kprobe *site, struct kprobe *p)
 {
 	return false;
 }
 
-static inline void site_remove_detour(struct kprobe *site)
+static inline void kprobe_site_remove_detour(struct kprobe *site)
 {
 }
 
-static inline bool site_had_jump(struct kprobe *site)
-{
-	return false;
-}
-
-static inline bool site_listed_optimized(struct kprobe *site)
+static inline bool kprobe_site_had_jump(struct kprobe *site)
 {
 	return false;
 }
 
-static inline void site_sync_optimized(struct kprobe_batch *b, struct kprobe *site,
-				       bool armed)
+static inline bool kprobe_site_listed_optimized(struct kprobe *site)
+{
+	return false;
+}
+
+static inline void kprobe_site_sync_optimized(struct kprobe_batch *b, struct kprobe *site,
+					      bool armed)
 {
 }
 
-static inline void sync_covering_sites(struct kprobe_batch *b, kprobe_opcode_t *addr)
+static inline void kprobe_sync_covering_sites(struct kprobe_batch *b, kprobe_opcode_t *addr)
 {
 }
 
-static inline void requeue_covering_sites(kprobe_opcode_t *addr)
+static inline void kprobe_requeue_covering_sites(kprobe_opcode_t *addr)
 {
 }
 #endif /* CONFIG_OPTPROBES */

@@ -442,7 +442,7 @@ static bool kprobe_is_registered(struct kprobe *p)
 	bool ret;
 
 	mutex_lock(&kprobe_mutex);
-	ret = p->addr && is_registered(p, &site);
+	ret = p->addr && kprobe_find_registered(p, &site);
 	mutex_unlock(&kprobe_mutex);
 	return ret;
 }
@@ -458,8 +458,8 @@ static int kretprobe_prepare(struct kretprobe *rp)
 	/* A registered one must keep its pool: refuse before touching it. */
 	if (!rp || kprobe_is_registered(&rp->kp))
 		return -EINVAL;
-	addr = resolve_probe_addr(rp->kp.addr, rp->kp.symbol_name, rp->kp.offset,
-				  &on_func_entry, &func);
+	addr = kprobe_resolve_addr(rp->kp.addr, rp->kp.symbol_name, rp->kp.offset,
+				   &on_func_entry, &func);
 	if (IS_ERR(addr))
 		return PTR_ERR(addr);
 	if (!on_func_entry || kretprobe_blacklisted(func))
@@ -478,7 +478,7 @@ static int kretprobe_prepare(struct kretprobe *rp)
 	return 0;
 }
 
-void __init populate_kretprobe_blacklist(void)
+void __init kretprobe_populate_blacklist(void)
 {
 	struct kretprobe_blackpoint *bp;
 
@@ -501,7 +501,7 @@ static void kretprobe_stop(struct kretprobe *rp)
 {
 }
 
-void __init populate_kretprobe_blacklist(void)
+void __init kretprobe_populate_blacklist(void)
 {
 }
 #endif /* CONFIG_KRETPROBES */

@@ -58,7 +58,7 @@ struct optimized_kprobe *kprobe_detour_site(struct kprobe *p)
 #define OPTIMIZED_SPAN	(MAX_OPTIMIZED_LENGTH / sizeof(kprobe_opcode_t))
 
 /* The first probe inside the region @op's jump would cover, or NULL. */
-struct kprobe *region_probe(struct optimized_kprobe *op)
+struct kprobe *kprobe_region_probe(struct optimized_kprobe *op)
 {
 	struct kprobe *p;
 	size_t i;
@@ -75,7 +75,7 @@ struct kprobe *region_probe(struct optimized_kprobe *op)
 
 static bool region_has_probe(struct kprobe *site)
 {
-	return region_probe(to_op(site));
+	return kprobe_region_probe(to_op(site));
 }
 
 #ifndef arch_kprobe_queue_optimize
@@ -119,7 +119,7 @@ void opt_pre_handler(struct kprobe *p, struct pt_regs *regs)
 {
 	if (!arch_kprobe_counts_hits)
 		kprobe_count_hit(p);
-	aggr_run_pre_handlers(p, regs);
+	kprobe_aggr_run_pre_handlers(p, regs);
 	__this_cpu_write(current_kprobe, p);
 }
 NOKPROBE_SYMBOL(opt_pre_handler);
@@ -141,9 +141,9 @@ static void site_set_blocked(struct kprobe *site, bool blocked)
  * and a probe inside the region needs its own breakpoint; when that is
  * the only reason, the site is marked OPT_BLOCKED.
  */
-bool site_check_optimizable(struct kprobe *site, bool armed)
+bool kprobe_site_check_optimizable(struct kprobe *site, bool armed)
 {
-	bool may = armed && kprobes_optimization && site_wants_armed(site) &&
+	bool may = armed && kprobes_optimization && kprobe_site_wants_armed(site) &&
 		   site_has_detour(site) && !site->post_handler;
 	bool blocked = may && region_has_probe(site);
 
@@ -155,7 +155,7 @@ bool site_check_optimizable(struct kprobe *site, bool armed)
  * Build @op's detour buffer, if the arch can reach @p's site by a jump:
  * the decision for registering and for the query file.
  */
-int prepare_detour(struct optimized_kprobe *op, struct kprobe *p)
+int kprobe_prepare_detour(struct optimized_kprobe *op, struct kprobe *p)
 {
 	if (kprobe_ftrace(p))
 		return kprobe_refuse(-EINVAL, "ftrace's site: it makes a call already");
@@ -163,19 +163,19 @@ int prepare_detour(struct optimized_kprobe *op, struct kprobe *p)
 }
 
 /* Give an aggregate site a detour buffer, if the arch can reach it by a jump. */
-bool site_prepare_detour(struct kprobe *site, struct kprobe *p)
+bool kprobe_site_prepare_detour(struct kprobe *site, struct kprobe *p)
 {
-	return !prepare_detour(to_op(site), p);
+	return !kprobe_prepare_detour(to_op(site), p);
 }
 
-void site_remove_detour(struct kprobe *site)
+void kprobe_site_remove_detour(struct kprobe *site)
 {
 	site_set_blocked(site, false);
 	arch_remove_optimized_kprobe(to_op(site));
 }
 
 /* Must the site outlive an RCU-tasks grace period? See KPROBE_FLAG_JUMPED. */
-bool site_had_jump(struct kprobe *site)
+bool kprobe_site_had_jump(struct kprobe *site)
 {
 	return site->flags & KPROBE_FLAG_JUMPED;
 }
@@ -187,7 +187,7 @@ bool site_had_jump(struct kprobe *site)
  * that the jump is still a few jiffies and an RCU-tasks grace period
  * away (wait_for_kprobe_optimizer() waits for that). Under kprobe_mutex.
  */
-bool site_listed_optimized(struct kprobe *site)
+bool kprobe_site_listed_optimized(struct kprobe *site)
 {
 	return site->flags & (KPROBE_FLAG_OPTIMIZED | KPROBE_FLAG_OPT_QUEUED);
 }
@@ -202,18 +202,18 @@ static void optimizer_queue(struct kprobe *site)
 }
 
 /*
- * Bring the site's optimization in line with site_check_optimizable(),
+ * Bring the site's optimization in line with kprobe_site_check_optimizable(),
  * given whether the site is to stay armed: queue it for the optimizer,
  * or take it off the queue and take its jump out. The jump is replaced
  * by the int3 when the site stays armed, by the original bytes when not
  * (the site is then disarmed here).
  */
-void site_sync_optimized(struct kprobe_batch *b, struct kprobe *site,
-			 bool armed)
+void kprobe_site_sync_optimized(struct kprobe_batch *b, struct kprobe *site,
+				bool armed)
 {
 	if (!kprobe_is_aggr(site))
 		return;
-	if (site_check_optimizable(site, armed)) {
+	if (kprobe_site_check_optimizable(site, armed)) {
 		optimizer_queue(site);
 		return;
 	}
@@ -236,7 +236,7 @@ void site_sync_optimized(struct kprobe_batch *b, struct kprobe *site,
  * A new probe at @addr: sites whose region covers it lose their jump,
  * written at once so that the new breakpoint does not land in a jump.
  */
-void sync_covering_sites(struct kprobe_batch *b, kprobe_opcode_t *addr)
+void kprobe_sync_covering_sites(struct kprobe_batch *b, kprobe_opcode_t *addr)
 {
 	struct kprobe *site;
 	int k;
@@ -246,13 +246,13 @@ void sync_covering_sites(struct kprobe_batch *b, kprobe_opcode_t *addr)
 		if (!site || !site_has_detour(site) ||
 		    !arch_within_optimized_kprobe(to_op(site), addr))
 			continue;
-		site_sync_optimized(b, site, site_wants_armed(site));
-		batch_apply_text(b);
+		kprobe_site_sync_optimized(b, site, kprobe_site_wants_armed(site));
+		kprobe_batch_apply_text(b);
 	}
 }
 
 /* The probe at @addr is gone from the table: covering sites may optimize. */
-void requeue_covering_sites(kprobe_opcode_t *addr)
+void kprobe_requeue_covering_sites(kprobe_opcode_t *addr)
 {
 	struct kprobe *site;
 	int k;
@@ -261,7 +261,7 @@ void requeue_covering_sites(kprobe_opcode_t *addr)
 		site = get_kprobe(addr - k);
 		if (site && kprobe_is_aggr(site) &&
 		    (site->flags & KPROBE_FLAG_OPT_BLOCKED) &&
-		    site_check_optimizable(site, site_is_armed(site)))
+		    kprobe_site_check_optimizable(site, kprobe_site_is_armed(site)))
 			optimizer_queue(site);
 	}
 }
@@ -286,7 +286,7 @@ static int cmp_claimed_addr(void *priv, const struct list_head *a,
  * instruction; after a grace period no task is inside a region (RCU
  * tasks: a preempted task may have been in one), and all the jumps are
  * written in one batch. Sites whose state changed meanwhile were taken
- * off the list by site_sync_optimized(); the rest are checked again.
+ * off the list by kprobe_site_sync_optimized(); the rest are checked again.
  */
 static void kprobe_optimizer(struct work_struct *work)
 {
@@ -296,10 +296,10 @@ static void kprobe_optimizer(struct work_struct *work)
 	bool empty;
 
 	mutex_lock(&kprobe_mutex);
-	retire_sites();
+	kprobe_retire_sites();
 	list_splice_init(&optimizing_list, &claimed);
 	list_for_each_entry_safe(op, next, &claimed, list) {
-		if (site_check_optimizable(&op->kp, site_is_armed(&op->kp))) {
+		if (kprobe_site_check_optimizable(&op->kp, kprobe_site_is_armed(&op->kp))) {
 			WRITE_ONCE(op->kp.flags, op->kp.flags | KPROBE_FLAG_OPT_READY);
 			continue;
 		}
@@ -315,21 +315,21 @@ static void kprobe_optimizer(struct work_struct *work)
 
 	mutex_lock(&kprobe_mutex);
 	/* Sites that retired meanwhile may be inside a claimed one's region. */
-	batch_begin_retired(&b);
+	kprobe_batch_begin_retired(&b);
 	list_sort(NULL, &claimed, cmp_claimed_addr);
 	list_for_each_entry_safe(op, next, &claimed, list) {
 		list_del_init(&op->list);
 		op->kp.flags &= ~KPROBE_FLAG_OPT_QUEUED;
-		if (site_check_optimizable(&op->kp, site_is_armed(&op->kp)) &&
+		if (kprobe_site_check_optimizable(&op->kp, kprobe_site_is_armed(&op->kp)) &&
 		    (op->kp.flags & KPROBE_FLAG_OPT_READY)) {
 			arch_kprobe_queue_optimize(op);
 			op->kp.flags |= KPROBE_FLAG_OPTIMIZED | KPROBE_FLAG_JUMPED;
 			b.poked = true;
 		} else {
-			site_sync_armed(&b, &op->kp);
+			kprobe_site_sync_armed(&b, &op->kp);
 		}
 	}
-	batch_finish(&b);
+	kprobe_batch_finish(&b);
 	mutex_unlock(&kprobe_mutex);
 }
 
@@ -344,7 +344,7 @@ static void kprobe_optimizer(struct work_struct *work)
 void wait_for_kprobe_optimizer(void)
 {
 	mutex_lock(&kprobe_mutex);
-	retire_sites();
+	kprobe_retire_sites();
 	while (!list_empty(&optimizing_list)) {
 		mutex_unlock(&kprobe_mutex);
 		flush_delayed_work(&optimizer_work);
@@ -369,7 +369,7 @@ static int proc_kprobes_optimization(const struct ctl_table *table, int write,
 	mutex_lock(&kprobe_mutex);
 	ret = proc_dointvec_minmax(table, write, buffer, length, ppos);
 	if (!ret && write)
-		ret = sync_all_sites();
+		ret = kprobe_sync_all_sites();
 	mutex_unlock(&kprobe_mutex);
 	return ret;
 }

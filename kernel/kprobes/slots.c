@@ -324,7 +324,7 @@ void __weak free_optinsn_page(void *page)
 DEFINE_SLOT_CACHE(kprobe_optinsn_slots, KPROBE_OPTINSN_PAGE_SYM,
 		  0, alloc_optinsn_page, free_optinsn_page);
 
-void __init optinsn_slots_init(void)
+void __init kprobe_optinsn_slots_init(void)
 {
 	kprobe_optinsn_slots.insn_size = KPROBE_OPTINSN_SLOT_SIZE;
 }
@@ -332,7 +332,7 @@ void __init optinsn_slots_init(void)
 #endif /* __ARCH_WANT_KPROBES_INSN_SLOT */
 
 #if !defined(__ARCH_WANT_KPROBES_INSN_SLOT) || !defined(CONFIG_OPTPROBES)
-void __init optinsn_slots_init(void)
+void __init kprobe_optinsn_slots_init(void)
 {
 }
 #endif

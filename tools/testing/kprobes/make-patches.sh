@@ -148,7 +148,7 @@ Add the core of a replacement, in kernel/kprobes/, one file per concept
   state; an aggregate's handlers run its members';
 - the life cycle, documented in one place at the top of the file:
   every path that may change whether a site should be armed ends in
-  site_sync_armed() (arming.c, next patch), the one place that arms or
+  kprobe_site_sync_armed() (arming.c, next patch), the one place that arms or
   disarms;
 - registration in batches: register_kprobes() and unregister_kprobes()
   resolve and check every probe, queue their sites' text changes, apply
@@ -171,7 +171,7 @@ ftrace site, its ip in one of our ftrace filters. The tree arms each
 probe when it is registered: one text_poke_sync() per probe, one
 ftrace filter update per probe.
 
-arming.c holds site_sync_armed(), the one function that brings a site
+arming.c holds kprobe_site_sync_armed(), the one function that brings a site
 in line with whether it should be armed, and the batch it queues into:
 breakpoint writes go to the arch (arch_kprobe_queue_arm(), with a
 default that writes each at once for architectures that do not batch)
@@ -256,7 +256,7 @@ being queued, unqueued and unoptimized by functions of its own.
 
 optimizer.c holds the optimizer's states (documented with the others at
 the top of core.c) and one function that moves a site between them,
-called from site_sync_armed(): a site is optimizable when it should be
+called from kprobe_site_sync_armed(): a site is optimizable when it should be
 armed, has a detour, no post_handler and no other probe inside its
 region, and the debug.kprobes-optimization sysctl is 1. A delayed work
 claims the queued sites, waits one RCU-tasks grace period for all of
@@ -283,7 +283,7 @@ tree's formats, and add two files:
   (the blacklist entry named), whether it takes the ftrace path, and
   whether it would be boosted and optimized, and if not, why. Users of
   bpftrace and bcc have long met a bare -EINVAL; the answer comes from
-  the same checks registration runs (check_probe_point()), so the two
+  the same checks registration runs (kprobe_check_point()), so the two
   cannot disagree.
 EOF
 

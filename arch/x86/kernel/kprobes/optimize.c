@@ -131,7 +131,7 @@ static int optprobe_hit(struct optimized_kprobe *op, struct pt_regs *regs)
 		 * member current_kprobe in turn.
 		 */
 		kprobe_count_hit(p);
-		redirect = aggr_run_pre_handlers(p, regs);
+		redirect = kprobe_aggr_run_pre_handlers(p, regs);
 		__this_cpu_write(current_kprobe, NULL);
 	}
 	preempt_enable();
