@@ -55,6 +55,17 @@
 /* ---- the arch's hooks: a probe's life ------------------------------- */
 
 /*
+ * Set by the core in p->flags (and op->kp.flags) of a probe it only asks
+ * about, for /sys/kernel/debug/kprobes/query: arch_prepare_kprobe() and
+ * arch_prepare_optimized_kprobe() check the point as for registering
+ * but need not take a slot nor write text (x86 does neither); the core
+ * releases the probe with arch_remove_kprobe() and
+ * arch_remove_optimized_kprobe() as any other. An arch that ignores the
+ * flag allocates and frees as for a probe registered and unregistered.
+ */
+#define KPROBE_FLAG_QUERY	BIT(22)
+
+/*
  * Analyse the instruction at p->addr and prepare to execute it out of
  * line: save what the breakpoint replaces in p->opcode and fill
  * p->ainsn (a slot from get_insn_slot(), or emulation). Called for a new
@@ -170,9 +181,10 @@ int arch_kprobe_get_kallsym(unsigned int *symnum, unsigned long *value,
 
 /*
  * For arches whose trap code reaches kprobes through the die chain (s390,
- * mips, sh, sparc, arc; arm's lets every event pass): the core registers
- * it first on the chain. Any context a trap can come in. Default:
- * NOTIFY_DONE, every event passes.
+ * mips, sh, sparc, arc; x86-64 for traps in a copy other than #PF and
+ * #GP; arm's lets every event pass): the core registers it first on the
+ * chain. Any context a trap can come in. Default: NOTIFY_DONE, every
+ * event passes.
  */
 int kprobe_exceptions_notify(struct notifier_block *self,
 			     unsigned long val, void *data);
@@ -405,6 +417,23 @@ extern unsigned long __stop_kprobe_blacklist[];
  * its own; the core's weak default lists none.
  */
 extern struct kretprobe_blackpoint kretprobe_blacklist[];
+
+/*
+ * For the arch's reader of original text: true while the text may hold
+ * a jump of ours that get_kprobe() does not find (an optimized site whose
+ * last probe went, "retiring"). The core writes such jumps back before
+ * any path decodes text, so an arch that finds this true is called
+ * against that rule, and must neither trust nor keep what it decodes.
+ * kprobe_mutex held.
+ */
+bool kprobe_text_hides_jumps(void);
+
+/*
+ * True when the core will be told, and tell the arch (arch_kprobe_text_gone()),
+ * that the text at @addr is freed: what the arch learns of it may be
+ * kept. kprobe_mutex held.
+ */
+bool kprobe_hears_text_gone(unsigned long addr);
 
 #ifdef CONFIG_OPTPROBES
 /*

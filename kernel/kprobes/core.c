@@ -52,8 +52,8 @@
  *
  * A retiring site has no members, so its detour runs no handler; it is
  * out of the table, but its jump stays until unregistering (while its
- * grace period lasts), retire_work or the next path that must not meet
- * it writes the text back (see retiring_sites); it is freed after an
+ * grace period runs), retire_work or the next path that must not meet it
+ * writes the text back (see retiring_sites); it is freed after an
  * RCU-tasks grace period (see retired_sites). So is every site whose
  * jump was ever written, however it lost it before its last probe went
  * (KPROBE_FLAG_JUMPED): a task may still be on its way through the
@@ -78,17 +78,21 @@
  * searches the index (see struct kprobe_index) and walks the members
  * list with the _rcu list primitives. Writers publish with release
  * stores and the _rcu list primitives and wait for a grace period
- * (kprobe_batch_publish() starts it, kprobe_batch_release() waits) before they free
- * a site, an aggregate or an instruction slot.
+ * (kprobe_batch_finish()) before they free a site, an aggregate, a hit
+ * counter or an instruction slot.
  *
  * Lock order: kprobe_mutex -> cpus_read_lock -> jump_label_lock ->
  * text_mutex. ftrace takes text_mutex itself, so ftrace filters are
- * changed with text_mutex released. The optimizer waits for its grace
- * period with no lock held.
+ * changed with text_mutex released. No grace period is waited for with
+ * kprobe_mutex or text_mutex held: unregistering drops kprobe_mutex
+ * while it waits, so that threads closing probes at once share grace
+ * periods and nobody else waits behind them; the optimizer and
+ * retire_work wait with no lock held.
  *
  * Instruction slots and detour buffers that a preempted task may still
  * be inside are freed "dirty" and reused after an RCU-tasks grace period
- * (reap_dirty_slots()), without making unregister wait for it. *
+ * (reap_dirty_slots()), without making unregister wait for it.
+ *
  * Files
  * -----
  * This file holds the table, aggregates, address resolution and the
@@ -539,10 +543,9 @@ kprobe_opcode_t *kprobe_resolve_addr(kprobe_opcode_t *addr, const char *symbol_n
  * for the core's checks and the arch's: a module's symbols are searched
  * one by one. Filled by place_probe() and kept for the next probes in the
  * same function (every line of a function probed, say), but only after a
- * probe in it registered: its text is then the kernel's or a module's,
- * whose going mark_range_gone() hears of and empties it. Emptied on any
- * failure (the text may be a BPF program, which goes unannounced).
- * kprobe_mutex. @modname is empty for vmlinux.
+ * probe in it registered, and only for text whose going kprobes hears of
+ * (kprobe_hears_text_gone()): mark_range_gone() then empties it. Emptied
+ * on any failure. kprobe_mutex. @modname is empty for vmlinux.
  */
 static struct {
 	unsigned long start;
@@ -1153,7 +1156,7 @@ out:
 		p->nhit = NULL;
 	}
 unpin:
-	if (ret)
+	if (ret || !kprobe_hears_text_gone(probed_function.start))
 		probed_function.size = 0;
 	if (mod)
 		module_put(mod);
@@ -1161,26 +1164,18 @@ unpin:
 }
 
 /*
- * The hit counters of those of @kps that the batch took out of the table:
- * given back between kprobe_batch_publish() and kprobe_batch_release(), dropped from
- * the probes after the grace period, when no CPU reads them any more.
+ * The hit counters of those of @kps that a batch took out of the table,
+ * given back once its grace period is over: no CPU counts into them
+ * any more, so they may be handed out again at once.
  */
-static void give_back_counters(struct kprobe **kps, int num)
-{
-	int i;
-
-	for (i = 0; i < num; i++)
-		if (kps[i] && (kps[i]->flags & KPROBE_FLAG_UNHOOKED))
-			kprobe_counter_free(kps[i]->nhit);
-}
-
-static void drop_counters(struct kprobe **kps, int num)
+static void release_counters(struct kprobe **kps, int num)
 {
 	int i;
 
 	for (i = 0; i < num; i++) {
 		if (!kps[i] || !(kps[i]->flags & KPROBE_FLAG_UNHOOKED))
 			continue;
+		kprobe_counter_free(kps[i]->nhit);
 		kps[i]->nhit = NULL;
 		kps[i]->flags &= ~KPROBE_FLAG_UNHOOKED;
 	}
@@ -1191,28 +1186,44 @@ static void drop_counters(struct kprobe **kps, int num)
  * jump is still in the text, and their detour runs no handler, for they
  * have no members. Linked by kprobe_aggregate::dying, under kprobe_mutex.
  *
- * They leave the table at once, as an unregistered site does.
- * Unregistering writes back their text, RETIRE_CHUNK sites at a time,
- * while its grace period runs (retire_while_waiting()); retire_work
- * writes back the rest, then frees them (see retired_sites).
+ * They leave the table at once, as an unregistered site does. The
+ * unregistering call writes back a chunk of them (RETIRE_CHUNK sites)
+ * while its grace period runs; retire_work writes back the rest, a
+ * chunk at a time, then frees them (see retired_sites).
  *
- * Since their jump is still in the text, every path that could write
- * near it, or needs it gone, retires them first: registering (a new
- * probe at or inside a retiring site), the optimizer before it writes
- * jumps (a covering site may optimize now), text going away and the
- * global switches start their batch with kprobe_batch_begin_retired(); the
- * optimizer's first phase and waiting for the optimizer call
- * kprobe_retire_sites() themselves.
+ * A retiring site is out of the index, so the arch's reader of original
+ * text cannot see its jump. The rule: no text is decoded while a site
+ * retires. Every path that decodes text (registering, the query file,
+ * the optimizer, text going away, the global switches) starts with
+ * kprobe_batch_begin_retired() or kprobe_retire_sites(), and
+ * kprobe_text_hides_jumps() lets the arch check it.
  */
 static LIST_HEAD(retiring_sites);
 static unsigned int nr_retiring;
 
 /*
  * Retiring sites written back per batch: one text_poke batch (TP_VEC_MAX
- * with 4 KiB pages), three text syncs and a few hundred small writes,
- * a small part of a grace period.
+ * with 4 KiB pages), three text syncs and a few hundred small writes.
+ * retire_work drops kprobe_mutex between chunks.
  */
 #define RETIRE_CHUNK	256
+
+/**
+ * kprobe_text_hides_jumps() - may text hold a jump the arch cannot see?
+ *
+ * For the arch's reader of original text (see kprobe_detour_site()):
+ * true while a retiring site's jump is in the text, out of the index.
+ * No path decodes text then (see retiring_sites); an arch that finds it
+ * true has been called against that rule and must not trust, nor keep,
+ * what it decodes. kprobe_mutex held.
+ *
+ * Return: true while any site retires.
+ */
+bool kprobe_text_hides_jumps(void)
+{
+	lockdep_assert_held(&kprobe_mutex);
+	return nr_retiring;
+}
 
 /* Take a site out of the table and the index, if it is still in them. */
 static void site_unhash(struct kprobe *site)
@@ -1230,10 +1241,10 @@ static bool site_retires_later(struct kprobe *site)
 
 /*
  * Take @p out of its site. A site left without members is disarmed now
- * and leaves the table in kprobe_batch_publish(), once the disarming reached
- * every CPU, or, if it is optimized, retires. Either way the batch waits
- * for a grace period before it returns, since a CPU may still be running
- * @p's handlers.
+ * and leaves the table in kprobe_batch_publish(), once the disarming
+ * reached every CPU, or, if it is optimized, retires. Either way the
+ * batch waits for a grace period before it returns, since a CPU may
+ * still be running @p's handlers.
  */
 static void remove_probe(struct kprobe_batch *b, struct kprobe *p, struct kprobe *site)
 {
@@ -1269,7 +1280,7 @@ static void remove_probe(struct kprobe_batch *b, struct kprobe *p, struct kprobe
  * does what needs none; synchronize_rcu() would start it only when
  * called, and waits the same way: a callback that wakes it. While the
  * kernel boots, synchronize_rcu() is expedited (or has nothing to wait
- * for), so kprobe_batch_release() leaves it to that.
+ * for), so kprobe_batch_finish() leaves it to that.
  */
 static void batch_start_grace_period(struct kprobe_batch *b)
 {
@@ -1281,13 +1292,15 @@ static void batch_start_grace_period(struct kprobe_batch *b)
 	b->grace_started = true;
 }
 
-static bool batch_grace_period_over(struct kprobe_batch *b)
-{
-	return !b->grace_started || completion_done(&b->grace.completion);
-}
-
+/*
+ * Wait for the batch's grace period with no lock held, so that other
+ * callers (registering, enabling, other unregistering threads, whose
+ * grace periods then overlap with this one) are not held up by it.
+ */
 static void batch_wait_grace_period(struct kprobe_batch *b)
 {
+	lockdep_assert_not_held(&kprobe_mutex);
+	lockdep_assert_not_held(&text_mutex);
 	if (!b->grace_started) {
 		synchronize_rcu();
 		return;
@@ -1297,14 +1310,72 @@ static void batch_wait_grace_period(struct kprobe_batch *b)
 	b->grace_started = false;
 }
 
+static void retire_work_fn(struct work_struct *work);
+static DECLARE_WORK(retire_work, retire_work_fn);
+
+/*
+ * Retired sites: sites that once had a jump (KPROBE_FLAG_JUMPED), out of
+ * the table, their text written back, and retire_work frees them once no
+ * task can be in their detour. A task may have been preempted in the
+ * detour before it called the arch's handler, which reads the site, so
+ * that takes an RCU-tasks grace period, as the optimizer's does. Sites
+ * come here from retiring_sites, or from a batch that took out a site
+ * whose jump had been taken out before (release_dying_sites()). Under
+ * kprobe_mutex.
+ */
+static LIST_HEAD(retired_sites);
+
+#if IS_ENABLED(CONFIG_KUNIT)
+/* Set by the KUnit suite to keep sites retiring; see kprobes_test_pause_retiring(). */
+static bool retire_work_paused;
+#else
+#define retire_work_paused	false
+#endif
+
+/*
+ * Have retire_work write back what is retiring and free the retired
+ * sites. Unbound: it may write thousands of sites' text, and should not
+ * wait for the CPU that queued it, where the caller of unregister goes
+ * on.
+ */
+static void queue_retire_work(void)
+{
+	if (nr_retiring || !list_empty(&retired_sites))
+		queue_work(system_unbound_wq, &retire_work);
+}
+
+static void retire_some_sites(unsigned int max);
+
+/* Free the sites a batch took out, once its grace period is over. */
+static void release_dying_sites(struct kprobe_batch *b)
+{
+	struct kprobe_aggregate *agg, *next_agg;
+	struct kprobe *site, *next;
+
+	lockdep_assert_held(&kprobe_mutex);
+	list_for_each_entry_safe(site, next, &b->free_list, list) {
+		list_del_init(&site->list);
+		site->flags &= ~KPROBE_FLAGS_PRIVATE;
+		kprobe_release_site(site);
+	}
+	list_for_each_entry_safe(agg, next_agg, &b->free_aggregates, dying) {
+		list_del_init(&agg->dying);
+		if (kprobe_site_had_jump(aggr_site(agg)))
+			list_add_tail(&agg->dying, &retired_sites);
+		else
+			kprobe_release_site(aggr_site(agg));
+	}
+	kprobe_counter_trim();
+	queue_retire_work();
+}
+
 /*
  * Publish a batch: apply the text writes, drop text_mutex, update ftrace,
  * take the dying sites out of the table and start the grace period after
  * which no CPU is running a handler of the removed probes nor executing
- * the instruction copy of a removed site. kprobe_batch_release() waits for it;
- * kprobe_mutex is held from one to the other.
+ * the instruction copy of a removed site.
  */
-int kprobe_batch_publish(struct kprobe_batch *b)
+static int batch_publish(struct kprobe_batch *b)
 {
 	struct kprobe_aggregate *agg;
 	struct kprobe *site;
@@ -1333,63 +1404,39 @@ int kprobe_batch_publish(struct kprobe_batch *b)
 	return ret;
 }
 
-static void retire_work_fn(struct work_struct *work);
-static DECLARE_WORK(retire_work, retire_work_fn);
-
-/*
- * Retired sites: sites that once had a jump (KPROBE_FLAG_JUMPED), out of
- * the table, their text written back, and retire_work frees them once no
- * task can be in their detour. A task may have been preempted in the
- * detour before it called the arch's handler, which reads the site, so
- * that takes an RCU-tasks grace period, as the optimizer's does. Sites
- * come here from retiring_sites, or from a batch that took out a site
- * whose jump had been taken out before (kprobe_batch_release()). Under
- * kprobe_mutex.
+/**
+ * kprobe_batch_finish() - end a batch begun by kprobe_batch_begin()
+ * @b: the batch
+ *
+ * Applies the batch's text and ftrace changes and drops the text locks.
+ * A batch that took probes out of the table (b->need_sync) then waits
+ * for an RCU grace period, after which no CPU runs their handlers, and
+ * frees the sites that left: it drops kprobe_mutex while it waits, so
+ * its caller must look up again anything it found before. kprobe_mutex
+ * held on entry and on return.
+ *
+ * Return: 0, or the error ftrace gave for a site it could not arm (that
+ * site is left unarmed).
  */
-static LIST_HEAD(retired_sites);
-
-/*
- * Have retire_work free the retired sites, and write back what is still
- * retiring. Unbound: it may write thousands of sites' text, and should
- * not wait for the CPU that queued it, where the caller of unregister
- * goes on.
- */
-static void queue_retire_work(void)
-{
-	if (!list_empty(&retired_sites))
-		queue_work(system_unbound_wq, &retire_work);
-}
-
-/* Wait for the grace period kprobe_batch_publish() started; free the dying sites. */
-static void kprobe_batch_release(struct kprobe_batch *b)
-{
-	struct kprobe_aggregate *agg, *next_agg;
-	struct kprobe *site, *next;
-
-	if (!b->need_sync)
-		return;
-	batch_wait_grace_period(b);
-	list_for_each_entry_safe(site, next, &b->free_list, list) {
-		list_del_init(&site->list);
-		site->flags &= ~KPROBE_FLAGS_PRIVATE;
-		kprobe_release_site(site);
-	}
-	list_for_each_entry_safe(agg, next_agg, &b->free_aggregates, dying) {
-		list_del_init(&agg->dying);
-		if (kprobe_site_had_jump(aggr_site(agg)))
-			list_add_tail(&agg->dying, &retired_sites);
-		else
-			kprobe_release_site(aggr_site(agg));
-	}
-	kprobe_counter_trim();
-	queue_retire_work();
-}
-
 int kprobe_batch_finish(struct kprobe_batch *b)
 {
-	int ret = kprobe_batch_publish(b);
+	int ret = batch_publish(b);
 
-	kprobe_batch_release(b);
+	if (!b->need_sync)
+		return ret;
+	/*
+	 * While the grace period runs: the text of sites this batch (or an
+	 * earlier one) retired, a chunk of it, so that unregistering a few
+	 * optimized probes returns with their text written back.
+	 * retire_work writes the rest meanwhile.
+	 */
+	if (!retire_work_paused)
+		retire_some_sites(RETIRE_CHUNK);
+	queue_retire_work();
+	mutex_unlock(&kprobe_mutex);
+	batch_wait_grace_period(b);
+	mutex_lock(&kprobe_mutex);
+	release_dying_sites(b);
 	return ret;
 }
 
@@ -1435,13 +1482,18 @@ static void retire_some_sites(unsigned int max)
 	kprobe_batch_begin(&b);
 	list_for_each_entry(agg, &chunk, dying)
 		kprobe_site_sync_armed(&b, aggr_site(agg));
-	kprobe_batch_finish(&b);
+	kprobe_batch_finish(&b);	/* no probe left the table: no wait */
 	list_for_each_entry(agg, &chunk, dying)
 		kprobe_requeue_covering_sites(aggr_site(agg)->addr);
 	list_splice_tail(&chunk, &retired_sites);
 }
 
-/* Retire every retiring site; retire_work frees them. kprobe_mutex held. */
+/**
+ * kprobe_retire_sites() - write back the text of every retiring site
+ *
+ * For the paths that decode text, or write near a retiring site's jump
+ * (see retiring_sites); retire_work frees the sites. kprobe_mutex held.
+ */
 void kprobe_retire_sites(void)
 {
 	retire_some_sites(UINT_MAX);
@@ -1454,7 +1506,17 @@ static void retire_work_fn(struct work_struct *work)
 	LIST_HEAD(done);
 
 	mutex_lock(&kprobe_mutex);
-	retire_some_sites(UINT_MAX);
+	if (retire_work_paused) {
+		mutex_unlock(&kprobe_mutex);
+		return;
+	}
+	/* A chunk at a time, letting other callers in between. */
+	while (nr_retiring) {
+		retire_some_sites(RETIRE_CHUNK);
+		mutex_unlock(&kprobe_mutex);
+		cond_resched();
+		mutex_lock(&kprobe_mutex);
+	}
 	list_splice_init(&retired_sites, &done);
 	mutex_unlock(&kprobe_mutex);
 	if (list_empty(&done))
@@ -1471,10 +1533,33 @@ static void retire_work_fn(struct work_struct *work)
 	mutex_unlock(&kprobe_mutex);
 }
 
+#if IS_ENABLED(CONFIG_KUNIT)
+/**
+ * kprobes_test_pause_retiring() - keep unregistered optimized sites retiring
+ * @pause: true to stop retire_work from writing their text back; false
+ *	to let it run again
+ *
+ * For the KUnit suite, which needs a site whose jump is still in the
+ * text when a path that decodes text runs. The paths that must retire
+ * sites first (kprobe_retire_sites()) still do.
+ */
+void kprobes_test_pause_retiring(bool pause)
+{
+	mutex_lock(&kprobe_mutex);
+	retire_work_paused = pause;
+	if (!pause)
+		queue_retire_work();
+	mutex_unlock(&kprobe_mutex);
+	if (pause)
+		flush_work(&retire_work);
+}
+EXPORT_SYMBOL_IF_KUNIT(kprobes_test_pause_retiring);
+#endif
+
 /*
  * Start a batch after writing back the retiring sites' text: for paths
- * that may write near their jumps (registering, the optimizer) or need
- * them gone (text going away, the global switches).
+ * that may write near their jumps, or decode text (registering, the
+ * optimizer), or need them gone (text going away, the global switches).
  */
 void kprobe_batch_begin_retired(struct kprobe_batch *b)
 {
@@ -1500,7 +1585,7 @@ static void unregister_locked(struct kprobe **kps, int num);
  * for an instruction the arch cannot execute out of line; -EAGAIN before
  * kprobes are initialized; -EBUSY or -ENODEV when ftrace cannot take a
  * probe on its site (another ftrace user that may change the IP, such
- * as a livepatch, holds the function); -ENOMEM.
+ * as a livepatch, holds the function; ftrace is dead); -ENOMEM.
  */
 int register_kprobes(struct kprobe **kps, int num)
 {
@@ -1522,10 +1607,8 @@ int register_kprobes(struct kprobe **kps, int num)
 			break;
 	}
 	err = kprobe_batch_finish(&b);
-	if (ret) {
-		give_back_counters(&kps[i], 1);
-		drop_counters(&kps[i], 1);
-	}
+	if (ret)
+		release_counters(&kps[i], 1);
 	/* Roll back the ones this call added: kps[0] .. kps[i - 1]. */
 	if (ret || err)
 		unregister_locked(kps, ret ? i : num);
@@ -1547,20 +1630,9 @@ int register_kprobe(struct kprobe *p)
 EXPORT_SYMBOL_GPL(register_kprobe);
 
 /*
- * While @b's grace period runs, write back retiring sites' text: a
- * chunk at a time, at least one, until the grace period is over, so
- * that unregistering takes hardly longer than it would anyway. The
- * rest is retire_work's, as is freeing them.
+ * Unregister those of @kps that are registered; kprobe_mutex held, and
+ * dropped while the grace period runs (see kprobe_batch_finish()).
  */
-static void retire_while_waiting(struct kprobe_batch *b)
-{
-	do
-		retire_some_sites(RETIRE_CHUNK);
-	while (nr_retiring && !batch_grace_period_over(b));
-	queue_retire_work();
-}
-
-/* Unregister those of @kps that are registered; kprobe_mutex held. */
 static void unregister_locked(struct kprobe **kps, int num)
 {
 	struct kprobe_batch b;
@@ -1586,11 +1658,8 @@ static void unregister_locked(struct kprobe **kps, int num)
 			kps[i]->addr = NULL;
 		}
 	}
-	kprobe_batch_publish(&b);
-	give_back_counters(kps, num);
-	retire_while_waiting(&b);
-	kprobe_batch_release(&b);
-	drop_counters(kps, num);
+	kprobe_batch_finish(&b);
+	release_counters(kps, num);
 }
 
 /**
@@ -1600,7 +1669,11 @@ static void unregister_locked(struct kprobe **kps, int num)
  * @num: how many
  *
  * Waits for one RCU grace period, whatever @num, so that no CPU is still
- * running a handler of these probes when it returns.
+ * running a handler of these probes when it returns. The wait holds no
+ * lock: other threads register, enable, disable and unregister
+ * meanwhile, and unregistering threads share grace periods.
+ *
+ * Context: process context, may sleep.
  */
 void unregister_kprobes(struct kprobe **kps, int num)
 {
@@ -1615,6 +1688,8 @@ EXPORT_SYMBOL_GPL(unregister_kprobes);
 /**
  * unregister_kprobe() - unregister one probe
  * @p: the probe
+ *
+ * Context: as unregister_kprobes().
  */
 void unregister_kprobe(struct kprobe *p)
 {
@@ -1726,7 +1801,85 @@ static void mark_range_gone(unsigned long start, unsigned long end)
 	kprobe_batch_finish(&b);
 }
 
+#if IS_ENABLED(CONFIG_KUNIT)
+/**
+ * kprobes_test_forget_text() - forget what is known of a stretch of text
+ * @start: its first byte
+ * @end: the byte after it
+ *
+ * For the KUnit suite: as when the text is freed and loaded again, the
+ * arch's decoded functions there are dropped and decoded afresh next
+ * time; the probes stay as they are.
+ */
+void kprobes_test_forget_text(unsigned long start, unsigned long end)
+{
+	mutex_lock(&kprobe_mutex);
+	arch_kprobe_text_gone(start, end);
+	probed_function.size = 0;
+	mutex_unlock(&kprobe_mutex);
+}
+EXPORT_SYMBOL_IF_KUNIT(kprobes_test_forget_text);
+#endif
+
 #ifdef CONFIG_MODULES
+/*
+ * Modules kprobes was told are coming (MODULE_STATE_COMING), and not yet
+ * that they are live or going. A module's load can fail after it is in
+ * the module tree and before the notifier chain reaches us (a notifier
+ * of higher priority refuses it): it is then freed without a word to
+ * kprobes, and so is its text. Under kprobe_mutex.
+ */
+struct kprobe_coming_module {
+	struct list_head list;
+	struct module *mod;
+};
+
+static LIST_HEAD(coming_modules);
+
+static void module_set_coming(struct module *mod, bool coming)
+{
+	struct kprobe_coming_module *c, *next;
+
+	if (!coming) {
+		list_for_each_entry_safe(c, next, &coming_modules, list) {
+			if (c->mod != mod)
+				continue;
+			list_del(&c->list);
+			kfree(c);
+		}
+		return;
+	}
+	/* Without the entry, the arch keeps nothing of its text until it is live. */
+	c = kmalloc(sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return;
+	c->mod = mod;
+	list_add(&c->list, &coming_modules);
+}
+
+/* Will kprobes be told when @mod's text is freed? */
+static bool module_heard_of(struct module *mod)
+{
+	struct kprobe_coming_module *c;
+
+	if (READ_ONCE(mod->state) == MODULE_STATE_LIVE)
+		return true;
+	list_for_each_entry(c, &coming_modules, list)
+		if (c->mod == mod)
+			return true;
+	return false;
+}
+
+static bool module_text_heard_of(unsigned long addr)
+{
+	struct module *mod;
+
+	/* __module_text_address() wants preemption off. */
+	guard(preempt)();
+	mod = __module_text_address(addr);
+	return mod && module_heard_of(mod);
+}
+
 static void module_mem_gone(struct module *mod, bool init_only)
 {
 	for_each_mod_mem_type(type) {
@@ -1786,12 +1939,15 @@ static int kprobes_module_callback(struct notifier_block *nb,
 	switch (val) {
 	case MODULE_STATE_COMING:
 		module_blacklist_update(mod, true);
+		module_set_coming(mod, true);
 		break;
 	case MODULE_STATE_LIVE:
 		/* The init text is freed right after this. */
+		module_set_coming(mod, false);
 		module_mem_gone(mod, true);
 		break;
 	case MODULE_STATE_GOING:
+		module_set_coming(mod, false);
 		module_mem_gone(mod, false);
 		module_blacklist_update(mod, false);
 		break;
@@ -1814,7 +1970,47 @@ static int __init register_kprobes_module_notifier(void)
 {
 	return 0;
 }
+
+static bool module_text_heard_of(unsigned long addr)
+{
+	return false;
+}
 #endif /* CONFIG_MODULES */
+
+/**
+ * kprobe_hears_text_gone() - will kprobes be told when this text is freed?
+ * @addr: a kernel text address
+ *
+ * For the arch, which may keep what it learned of text (a decoded
+ * function) only while it will hear that the text is freed
+ * (arch_kprobe_text_gone()): the kernel's own text, and a module's once
+ * kprobes was told it is coming.
+ *
+ * Context: kprobe_mutex held.
+ * Return: true when the freeing of the text at @addr will be announced.
+ */
+bool kprobe_hears_text_gone(unsigned long addr)
+{
+	lockdep_assert_held(&kprobe_mutex);
+	return core_kernel_text(addr) || module_text_heard_of(addr);
+}
+
+#if IS_ENABLED(CONFIG_KUNIT)
+/**
+ * kprobes_test_hears_text_gone() - kprobe_hears_text_gone(), for tests
+ * @addr: a kernel text address
+ *
+ * For the selftests' module that watches another module coming.
+ *
+ * Return: what kprobe_hears_text_gone() says of @addr now.
+ */
+bool kprobes_test_hears_text_gone(unsigned long addr)
+{
+	guard(mutex)(&kprobe_mutex);
+	return kprobe_hears_text_gone(addr);
+}
+EXPORT_SYMBOL_IF_KUNIT(kprobes_test_hears_text_gone);
+#endif
 
 /**
  * kprobe_free_init_mem() - the kernel's init text is about to be freed

@@ -23,11 +23,11 @@
  * counters of all chunks, so that taking one when there is none makes a
  * chunk without a search.
  *
- * A counter given back may still be counted into until the next grace
- * period: it is not handed out again before that, since kprobe_mutex is
- * held from giving it back until the grace period ends, and empty chunks
- * are destroyed only after one, by kprobe_counter_trim(). All under
- * kprobe_mutex.
+ * A counter is given back only when no CPU can count into it any more:
+ * a probe's never published, or after the grace period of the batch
+ * that took the probe out of the table (release_counters() in core.c).
+ * So a counter given back may be handed out again at once, and empty
+ * chunks destroyed by kprobe_counter_trim(). All under kprobe_mutex.
  */
 struct counter_chunk {
 	struct list_head list;
@@ -177,11 +177,9 @@ void kprobe_counter_free(unsigned long __percpu *counter)
 }
 
 /*
- * Destroy empty chunks, once no CPU can be counting into the counters
- * given back so far (after the grace period of the batch that gave them
- * back). Half a chunk's worth of free counters stays, so that one probe
- * coming and going at a chunk's edge does not make and destroy a chunk
- * each time.
+ * Destroy empty chunks. Half a chunk's worth of free counters stays, so
+ * that one probe coming and going at a chunk's edge does not make and
+ * destroy a chunk each time.
  */
 void kprobe_counter_trim(void)
 {

@@ -37,6 +37,7 @@
 #include <linux/list_sort.h>
 #include <linux/kdebug.h>
 #include <linux/objpool.h>
+#include <kunit/visibility.h>
 
 #include <asm/sections.h>
 
@@ -138,8 +139,8 @@ struct kprobe_ftrace_changes {
  * @poked: breakpoint writes were queued and must be applied
  * @need_sync: wait for a grace period before returning, because a probe
  *	left the table or an aggregate
- * @grace_started, @grace: that grace period, from kprobe_batch_publish() to
- *	kprobe_batch_release()
+ * @grace_started, @grace: that grace period, started when the batch is
+ *	published and waited for by kprobe_batch_finish() with no lock held
  */
 struct kprobe_batch {
 	struct list_head free_list;
@@ -165,8 +166,8 @@ struct kprobe_batch {
 
 /*
  * Private flag of a user probe: it was taken out of the table in this
- * batch, and its hit counter is dropped once the batch's grace period
- * is over (drop_counters()). The hit path may still be counting
+ * batch, and its hit counter is given back once the batch's grace period
+ * is over (release_counters()). The hit path may still be counting
  * until then.
  */
 #define KPROBE_FLAG_UNHOOKED	BIT(29)
@@ -230,7 +231,6 @@ void kprobe_forget_probed_function(void);
 void kprobe_release_site(struct kprobe *site);
 bool kprobe_find_registered(struct kprobe *p, struct kprobe **site_out);
 unsigned long kprobe_hits_locked(struct kprobe *p);
-int kprobe_batch_publish(struct kprobe_batch *b);
 int kprobe_batch_finish(struct kprobe_batch *b);
 void kprobe_retire_sites(void);
 void kprobe_batch_begin_retired(struct kprobe_batch *b);
