@@ -28,10 +28,18 @@
 
 #ifdef CONFIG_KPROBES
 
-/* Values of the per-CPU probe status (kprobe_ctlblk::kprobe_status). */
+/*
+ * Values of the per-CPU probe status (kprobe_ctlblk::kprobe_status), set
+ * by the arch's hit path as a hit goes through its stages. KPROBE_REENTER
+ * is for arch code that saves the outer hit's state when a probe is hit
+ * inside it (the tree's arch code that the other architectures run);
+ * x86-64 keeps no state for such a nested hit and never sets it: the
+ * status stays the outer hit's (see nested_hit() in
+ * arch/x86/kernel/kprobes/breakpoint.c).
+ */
 #define KPROBE_HIT_ACTIVE	0x00000001	/* running the pre_handler */
 #define KPROBE_HIT_SS		0x00000002	/* running the copied insn */
-#define KPROBE_REENTER		0x00000004	/* nested hit, handlers skipped */
+#define KPROBE_REENTER		0x00000004	/* nested hit, outer hit saved */
 #define KPROBE_HIT_SSDONE	0x00000008	/* running the post_handler */
 
 #else /* !CONFIG_KPROBES */
@@ -272,6 +280,21 @@ void dump_kprobe(struct kprobe *kp);
 
 int kprobe_get_kallsym(unsigned int symnum, unsigned long *value, char *type,
 		       char *sym);
+
+#if IS_ENABLED(CONFIG_KUNIT)
+/*
+ * For lib/test_kprobes.c only (namespace EXPORTED_FOR_KUNIT_TESTING): the
+ * query file's answer and the enabled switch, and ways to make the states
+ * the tests need.
+ */
+struct seq_buf;
+void kprobes_query_point(struct seq_buf *s, kprobe_opcode_t *addr,
+			 const char *sym, unsigned long offset);
+int kprobes_set_all_armed(bool arm);
+void kprobes_test_pause_retiring(bool pause);
+void kprobes_test_forget_text(unsigned long start, unsigned long end);
+bool kprobes_test_hears_text_gone(unsigned long addr);
+#endif
 
 #else /* !CONFIG_KPROBES: */
 

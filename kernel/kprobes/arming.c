@@ -143,8 +143,12 @@ static int ftrace_filter_update(int kind, unsigned long *ips, unsigned int nr,
 	unsigned int *users = &kprobe_ftrace_users[kind];
 	int ret;
 
+	/*
+	 * ftrace is dead (ftrace_kill()): it calls nobody any more, so a
+	 * site leaves without a word, as in the tree, and none is armed.
+	 */
 	if (kprobe_ftrace_disabled)
-		return -ENODEV;
+		return remove ? 0 : -ENODEV;
 
 	if (remove) {
 		if (*users == nr)
@@ -190,10 +194,37 @@ static int cmp_filter_change(const void *a, const void *b)
 }
 
 /*
+ * ftrace would not take @nr ips at once: one of them, at least, is held
+ * by another ftrace user that may change the IP (a livepatch), or ftrace
+ * is dead. Add them one at a time, so that every site that can be armed
+ * is, and mark the others unarmed, each reported as the tree does. A
+ * later sync (the enabled switch, enable_kprobe()) tries them again.
+ */
+static int ftrace_add_each(int kind, unsigned long *ips, unsigned int nr)
+{
+	unsigned int i;
+	int ret = 0, err;
+
+	for (i = 0; i < nr; i++) {
+		struct kprobe *site = get_kprobe((void *)ips[i]);
+
+		err = ftrace_filter_update(kind, &ips[i], 1, false);
+		if (!err)
+			continue;
+		pr_warn("failed to arm kprobe-ftrace at %pS (error %d)\n",
+			(void *)ips[i], err);
+		if (site)
+			site->flags &= ~(KPROBE_FLAG_ARMED | KPROBE_FLAG_IPMODIFY);
+		ret = err;
+	}
+	return ret;
+}
+
+/*
  * Apply a batch's changes to one filter and free them: removals first,
- * then additions. Sites that could not be added are marked unarmed.
- * The ips to add fill l->ips from the front, those to remove from the
- * back: together they are at most one per change.
+ * then additions, all at once unless ftrace refuses some (see
+ * ftrace_add_each()). The ips to add fill l->ips from the front, those
+ * to remove from the back: together they are at most one per change.
  */
 int kprobe_ftrace_changes_apply(struct kprobe_ftrace_changes *l, int kind)
 {
@@ -218,15 +249,8 @@ int kprobe_ftrace_changes_apply(struct kprobe_ftrace_changes *l, int kind)
 		ret = ftrace_filter_update(kind, del, nr_del, true);
 	if (nr_add) {
 		err = ftrace_filter_update(kind, add, nr_add, false);
-		if (err) {
-			pr_warn("could not arm %u ftrace sites: %d\n", nr_add, err);
-			for (i = 0; i < nr_add; i++) {
-				struct kprobe *site = get_kprobe((void *)add[i]);
-
-				if (site)
-					site->flags &= ~(KPROBE_FLAG_ARMED | KPROBE_FLAG_IPMODIFY);
-			}
-		}
+		if (err)
+			err = ftrace_add_each(kind, add, nr_add);
 		ret = ret ?: err;
 	}
 out:
@@ -243,9 +267,9 @@ void kprobes_lock_text(void)
 }
 
 /*
- * Start a batch; text_mutex is held until kprobe_batch_publish(). Paths that may
- * write text near a retiring site's jump, or need it gone, start with
- * kprobe_batch_begin_retired() instead.
+ * Start a batch; the text locks are held until kprobe_batch_finish()
+ * applies it. Paths that decode text, write text near a retiring site's
+ * jump, or need it gone, start with kprobe_batch_begin_retired() instead.
  */
 void kprobe_batch_begin(struct kprobe_batch *b)
 {
@@ -274,7 +298,7 @@ void kprobe_batch_apply_text(struct kprobe_batch *b)
  * Bring a site's armed state in line with kprobe_site_wants_armed(), and its
  * optimization with kprobe_site_check_optimizable(). Breakpoint writes are queued
  * in the arch (the caller holds text_mutex and calls kprobe_batch_apply_text());
- * ftrace sites are collected for kprobe_batch_publish().
+ * ftrace sites are collected for kprobe_batch_finish().
  */
 int kprobe_site_sync_armed(struct kprobe_batch *b, struct kprobe *site)
 {

@@ -121,8 +121,19 @@ static const struct seq_operations kprobes_probes_sops = {
 };
 DEFINE_SEQ_ATTRIBUTE(kprobes_probes);
 
-/* Arm or disarm every site, keeping each probe's own disabled state. */
-static int set_all_armed(bool arm)
+/**
+ * kprobes_set_all_armed() - the enabled switch: arm or disarm every site
+ * @arm: true to arm every site of an enabled probe, false to disarm all
+ *
+ * Each probe keeps its own disabled state. Arming goes on past a site
+ * ftrace refuses (another user that may change the IP holds the
+ * function): that site stays unarmed, is reported, and is tried again
+ * when the switch is next turned on. Also for the KUnit suite.
+ *
+ * Context: process context, may sleep; takes kprobe_mutex.
+ * Return: 0, or the error of a site that could not be armed.
+ */
+VISIBLE_IF_KUNIT int kprobes_set_all_armed(bool arm)
 {
 	int ret = 0;
 
@@ -136,6 +147,7 @@ out:
 	mutex_unlock(&kprobe_mutex);
 	return ret;
 }
+EXPORT_SYMBOL_IF_KUNIT(kprobes_set_all_armed);
 
 static ssize_t enabled_read(struct file *file, char __user *ubuf,
 			    size_t count, loff_t *ppos)
@@ -154,7 +166,7 @@ static ssize_t enabled_write(struct file *file, const char __user *ubuf,
 	ret = kstrtobool_from_user(ubuf, count, &enable);
 	if (ret)
 		return ret;
-	ret = set_all_armed(enable);
+	ret = kprobes_set_all_armed(enable);
 	return ret ? ret : count;
 }
 
@@ -203,10 +215,11 @@ DEFINE_SEQ_ATTRIBUTE(kprobe_blacklist);
  * registering one: where the probe would go, and whether it would be
  * accepted, boosted, optimized, each "no" with the rule that said it.
  * The answer comes from the checks registering makes (kprobe_check_point(),
- * kprobe_prepare_site(), kprobe_prepare_detour()), run on a probe that is prepared and
- * released again, never listed nor armed. The file holds the answer to
- * the last query written to it; see Documentation/trace/kprobes.rst for
- * the format.
+ * kprobe_prepare_site(), kprobe_prepare_detour()), run on a probe that is
+ * prepared and released again, never listed nor armed, marked
+ * KPROBE_FLAG_QUERY so that the arch allocates and writes nothing for
+ * it. The file holds the answer to the last query written to it; see
+ * Documentation/trace/kprobes.rst for the format.
  */
 #define QUERY_ANSWER_SIZE	1024
 
@@ -253,6 +266,7 @@ static void query_optimization(struct seq_buf *s, struct kprobe *p)
 		return;
 	}
 	op->kp.addr = p->addr;
+	op->kp.flags = KPROBE_FLAG_QUERY;
 	INIT_LIST_HEAD(&op->list);
 	kprobe_refusal_rule = NULL;
 	ret = kprobe_prepare_detour(op, p);
@@ -273,9 +287,22 @@ static void query_optimization(struct seq_buf *s, struct kprobe *p)
 }
 #endif
 
-/* The verdicts for the probe point @addr, or @sym + @offset, into @s. */
-static void query_probe_point(struct seq_buf *s, kprobe_opcode_t *addr,
-			      const char *sym, unsigned long offset)
+/**
+ * kprobes_query_point() - what registering a kprobe at a point would do
+ * @s: where the answer goes, a "what: verdict" line each
+ * @addr: the probe point, or NULL with @sym
+ * @sym: a symbol ("MODULE:SYMBOL" for a module's), or NULL with @addr
+ * @offset: bytes after @sym or @addr
+ *
+ * The query file's answer (see Documentation/trace/kprobes.rst), made by
+ * the checks registering makes, on a probe that is prepared and released
+ * again: nothing is registered, armed or allocated, no text is written.
+ * Also for the KUnit suite.
+ *
+ * Context: process context, may sleep; takes kprobe_mutex.
+ */
+VISIBLE_IF_KUNIT void kprobes_query_point(struct seq_buf *s, kprobe_opcode_t *addr,
+					  const char *sym, unsigned long offset)
 {
 	struct module *mod = NULL;
 	const char *why = NULL;
@@ -289,6 +316,8 @@ static void query_probe_point(struct seq_buf *s, kprobe_opcode_t *addr,
 		return;
 	}
 	guard(mutex)(&kprobe_mutex);
+	/* The checks decode text: no retiring site's jump may be in it. */
+	kprobe_retire_sites();
 	kprobes_lock_text();
 	kprobe_refusal_rule = NULL;
 	addr = kprobe_target_addr(addr, sym, offset);
@@ -298,6 +327,7 @@ static void query_probe_point(struct seq_buf *s, kprobe_opcode_t *addr,
 	}
 	seq_buf_printf(s, "asked: %pS\n", addr);
 	p->addr = addr;
+	p->flags = KPROBE_FLAG_QUERY;
 	ret = kprobe_check_point(p, &site, &mod);
 	if (p->addr != addr)
 		seq_buf_printf(s, "placed: %pS\n", p->addr);
@@ -329,6 +359,7 @@ unlock:
 	kprobes_unlock_text();
 	kfree(p);
 }
+EXPORT_SYMBOL_IF_KUNIT(kprobes_query_point);
 
 /* Parse "SYMBOL[+OFFSET]", "MODULE:SYMBOL[+OFFSET]" or an address. */
 static int query_parse(char *in, kprobe_opcode_t **addr, const char **sym,
@@ -374,7 +405,7 @@ static ssize_t query_write(struct file *file, const char __user *ubuf,
 	if (!ret) {
 		guard(mutex)(&query_lock);
 		seq_buf_init(&query_answer, query_text, sizeof(query_text));
-		query_probe_point(&query_answer, addr, sym, offset);
+		kprobes_query_point(&query_answer, addr, sym, offset);
 	}
 	kfree(in);
 	return ret ?: count;
