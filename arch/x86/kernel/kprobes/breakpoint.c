@@ -43,6 +43,13 @@
  * emulated, or its boosted copy runs, whatever the boosting rules say
  * for the hits that run handlers (nested_hit()). A fault in that copy is
  * rewound to the original instruction with the address the slot keeps.
+ *
+ * Faults in a copy: a page fault or #GP (kprobe_fault_handler()), or a
+ * trap that tells the die chain (#UD, #SS, #DE, FPU traps:
+ * kprobe_exceptions_notify()), is rewound to the original instruction,
+ * whose exception-table fixup then applies. A machine check is not: an
+ * instruction whose machine check the kernel expects (copy_mc) is
+ * refused instead (is_mce_safe_access()).
  */
 
 #define pr_fmt(fmt) "kprobes: " fmt
@@ -122,12 +129,21 @@ kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr, unsigned long offse
  * Read the instruction at @addr as it was before any probe was put
  * there: a probed byte reads back as the probe's saved opcode, and the
  * jump of an optimized probe as the bytes it replaced. Called with
- * kprobe_mutex held.
+ * kprobe_mutex held. Return: 0; -EFAULT when no byte can be read; -EBUSY
+ * when the text may hold a jump of ours that cannot be mended.
  */
 int kprobe_read_original(u8 *buf, unsigned long addr)
 {
 	struct kprobe *p;
 	int len;
+
+	/*
+	 * A retiring site's jump is out of the index, where the mending
+	 * below looks: the core writes such jumps back before any path
+	 * decodes text (see kprobe_text_hides_jumps()).
+	 */
+	if (WARN_ON_ONCE(kprobe_text_hides_jumps()))
+		return -EBUSY;
 
 	for (len = MAX_INSN_SIZE; len > 0; len--)
 		if (!copy_from_kernel_nofault(buf, (void *)addr, len))
@@ -474,7 +490,9 @@ int kprobe_copy_insn(u8 *dst, struct insn *insn, const u8 *buf,
  * Fill a new slot (see KPROBE_SLOT_SIZE): the trapping copy of @insn,
  * the boosted copy with its jump back, and where the original is.
  * Every slot has a boosted copy, for nested hits; whether the hits that
- * run handlers may use it is boost_refusal()'s to say.
+ * run handlers may use it is boost_refusal()'s to say. A probe the
+ * query file asks about gets no slot: slots are in reach of all text
+ * (see alloc_insn_page()), so its copy could not fail to fit one.
  */
 static int fill_slot(struct kprobe *p, struct insn *insn, const u8 *buf)
 {
@@ -487,6 +505,12 @@ static int fill_slot(struct kprobe *p, struct insn *insn, const u8 *buf)
 	s32 origin32;
 	int ret;
 
+	if (p->flags & KPROBE_FLAG_QUERY) {
+		/* Only asked about: no slot, no text written, nothing for perf. */
+		if (!boost_refusal(insn, addr))
+			p->ainsn.boost = KPROBE_BOOST_AFTER_RUN;
+		return 0;
+	}
 	slot = get_insn_slot();
 	if (!slot)
 		return kprobe_refuse(-ENOMEM, "no instruction slot");
@@ -556,13 +580,29 @@ static bool is_zeropad_load(unsigned long addr)
 	return e && FIELD_GET(EX_DATA_TYPE_MASK, e->data) == EX_TYPE_ZEROPAD;
 }
 
+/*
+ * A machine check in an instruction that copy_mc_*() and friends expect
+ * to take one is recovered only when the exception table knows the
+ * faulting address (mce_severity() looks it up before any handler
+ * runs), which a copy's is not: the machine would panic. Such
+ * instructions are refused, as if they were not instructions.
+ */
+static bool is_mce_safe_access(unsigned long addr)
+{
+	const struct exception_table_entry *e = search_exception_tables(addr);
+	int type = e ? FIELD_GET(EX_DATA_TYPE_MASK, e->data) : EX_TYPE_NONE;
+
+	return type == EX_TYPE_DEFAULT_MCE_SAFE || type == EX_TYPE_FAULT_MCE_SAFE;
+}
+
 /**
  * arch_prepare_kprobe() - check a probe point and set up its execution
  * @p: the probe (p->addr set); called with text_mutex held
  *
  * Return: 0; -EINVAL for text that alternatives may rewrite; -EILSEQ for
  * an address that is not an instruction boundary, or an instruction that
- * a trap handler or fixup reads (kCFI, zeropad); -EOPNOTSUPP for an
+ * a trap handler or fixup reads (kCFI, zeropad) or whose machine check
+ * is recovered (copy_mc); -EOPNOTSUPP for an
  * instruction we cannot execute for the probe; -ENOMEM or -ERANGE when
  * no usable slot can be had.
  */
@@ -573,7 +613,14 @@ int arch_prepare_kprobe(struct kprobe *p)
 	struct insn insn;
 	int ret;
 
-	if (alternatives_text_reserved(p->addr, p->addr))
+	/*
+	 * The range's end is exclusive: (addr, addr), as the tree asks,
+	 * matches nothing. A lock prefix patched out on a kernel booted
+	 * with one CPU (a ds prefix in its place) is patched back when a
+	 * second CPU comes up, over the int3, and unregistering would then
+	 * write the ds back over the lock.
+	 */
+	if (alternatives_text_reserved(p->addr, p->addr + 1))
 		return kprobe_refuse(-EINVAL, "text that alternatives rewrite");
 	ret = kprobe_insn_boundary(addr);
 	if (ret)
@@ -585,6 +632,8 @@ int arch_prepare_kprobe(struct kprobe *p)
 		return kprobe_refuse(-EILSEQ, "a kCFI check, which its trap handler reads");
 	if (is_zeropad_load(addr))
 		return kprobe_refuse(-EILSEQ, "a load whose fault fixup decodes it");
+	if (is_mce_safe_access(addr))
+		return kprobe_refuse(-EILSEQ, "an access whose machine check is recovered");
 
 	memset(&p->ainsn, 0, sizeof(p->ainsn));
 	ret = kprobe_classify_insn(&insn, &p->ainsn);
@@ -896,6 +945,21 @@ static void nested_hit(struct kprobe *p, struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(nested_hit);
 
+/*
+ * The first trapping copy of @p to end, cleanly or by a fault, decides
+ * whether @p is boosted: AFTER_RUN becomes @verdict (READY or NEVER)
+ * once, whichever CPU gets there first. A plain read-then-write could
+ * let a fault on one CPU turn READY into NEVER after another CPU took
+ * the boosted copy, and arch_remove_kprobe() would then free the slot
+ * clean under a task preempted in it. The read first keeps the locked
+ * instruction off the hits that follow.
+ */
+static __always_inline void boost_settle(struct kprobe *p, u8 verdict)
+{
+	if (READ_ONCE(p->ainsn.boost) == KPROBE_BOOST_AFTER_RUN)
+		cmpxchg(&p->ainsn.boost, KPROBE_BOOST_AFTER_RUN, verdict);
+}
+
 /* Is @addr the int3 behind the copy that @cur is running? */
 static bool is_copy_return(struct kprobe *cur, struct kprobe_ctlblk *kcb,
 			   kprobe_opcode_t *addr)
@@ -937,8 +1001,7 @@ static __always_inline int handle_int3(struct pt_regs *regs)
 	 * copy: check for it before searching the index.
 	 */
 	if (is_copy_return(cur, kcb, addr)) {
-		if (READ_ONCE(cur->ainsn.boost) == KPROBE_BOOST_AFTER_RUN)
-			WRITE_ONCE(cur->ainsn.boost, KPROBE_BOOST_READY);
+		boost_settle(cur, KPROBE_BOOST_READY);
 		regs->ip = (unsigned long)cur->addr + cur->ainsn.size;
 		regs->flags |= kcb->saved_if;
 		finish_hit(cur, regs, kcb);
@@ -1008,8 +1071,7 @@ static bool rewind_trapping_copy(struct kprobe *cur, struct pt_regs *regs)
 	regs->ip = (unsigned long)cur->addr;
 	regs->flags |= kcb->saved_if;
 	/* Its first run did not end cleanly: never boost it. */
-	if (READ_ONCE(cur->ainsn.boost) == KPROBE_BOOST_AFTER_RUN)
-		WRITE_ONCE(cur->ainsn.boost, KPROBE_BOOST_NEVER);
+	boost_settle(cur, KPROBE_BOOST_NEVER);
 	reset_current_kprobe();
 	return true;
 }
@@ -1042,14 +1104,15 @@ NOKPROBE_SYMBOL(rewind_boosted_copy);
  * @regs: the faulting context
  * @trapnr: the trap number
  *
- * A fault in an instruction's copy is rewound so that it looks like the
- * original instruction faulted: in the trapping copy of the current hit,
- * which then ends, or in the boosted copy of a nested hit. A page fault
- * then goes on through the normal page-fault path, which applies the
- * original instruction's exception-table fixup. Other traps have
- * already looked for a fixup (at the slot's address, where there is
- * none), so we apply it here. A fault in a handler is left to the
- * normal handling.
+ * The page-fault and general-protection paths call this (other traps
+ * reach kprobe_exceptions_notify()). A fault in an instruction's copy
+ * is rewound so that it looks like the original instruction faulted:
+ * in the trapping copy of the current hit, which then ends, or in the
+ * boosted copy of a nested hit. A page fault then goes on through the
+ * normal page-fault path, which applies the original instruction's
+ * exception-table fixup. A #GP has already looked for a fixup (at the
+ * slot's address, where there is none), so we apply it here. A fault in
+ * a handler is left to the normal handling.
  *
  * Return: 1 when the fault was fixed up here, 0 otherwise.
  */
@@ -1065,6 +1128,38 @@ int kprobe_fault_handler(struct pt_regs *regs, int trapnr)
 	return 0;
 }
 NOKPROBE_SYMBOL(kprobe_fault_handler);
+
+/**
+ * kprobe_exceptions_notify() - a trap other than #PF or #GP, on the die chain
+ * @self: the core's notifier block
+ * @val: the die event
+ * @data: its struct die_args
+ *
+ * #UD, #SS, #DE and the FPU traps look for an exception-table fixup at
+ * the trapping address and tell the die chain (DIE_TRAP), where the core
+ * has us first. In an instruction's copy there is no fixup to find:
+ * rewind the trap to the original instruction, as kprobe_fault_handler()
+ * does for #PF and #GP, and apply the original's fixup (vmxoff's #UD
+ * when VMX is off, say). Without one, the trap goes on to the oops,
+ * which then names the original instruction.
+ *
+ * Return: NOTIFY_STOP when a fixup was applied, NOTIFY_DONE otherwise.
+ */
+int kprobe_exceptions_notify(struct notifier_block *self, unsigned long val,
+			     void *data)
+{
+	struct die_args *args = data;
+	struct kprobe *cur = kprobe_running();
+
+	if (val != DIE_TRAP || !cur || user_mode(args->regs))
+		return NOTIFY_DONE;
+	if (!rewind_trapping_copy(cur, args->regs) && !rewind_boosted_copy(args->regs))
+		return NOTIFY_DONE;
+	if (fixup_exception(args->regs, args->trapnr, args->err, 0))
+		return NOTIFY_STOP;
+	return NOTIFY_DONE;
+}
+NOKPROBE_SYMBOL(kprobe_exceptions_notify);
 
 /* ---- init ----------------------------------------------------------------- */
 

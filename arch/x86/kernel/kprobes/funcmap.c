@@ -24,9 +24,12 @@
  *    its breakpoints again).
  *  - Text that is freed (a module going, init text) drops the maps in it
  *    (arch_kprobe_text_gone()), so that text loaded there later is
- *    decoded afresh. Only the kernel's and modules' text is cached: other
- *    text the core allows (BPF programs, say) comes and goes without
- *    telling us, and is decoded for each check.
+ *    decoded afresh. So a map is kept only for text whose going the core
+ *    will hear of (kprobe_hears_text_gone()): the kernel's, and a
+ *    module's once kprobes was told it is coming. A module whose load
+ *    fails before that is freed without a word to kprobes, and the maps
+ *    of its text are used for one check each and not kept. (The core
+ *    probes no other text: BPF programs, say, are refused.)
  *
  * At most FUNC_MAPS_KEPT maps are kept, the least recently used dropped
  * first. Everything here runs with kprobe_mutex held, which guards the
@@ -242,6 +245,7 @@ static struct func_map *decode_function(unsigned long start, unsigned long size)
 	struct func_map *map;
 	u8 buf[MAX_INSN_SIZE];
 	struct insn insn;
+	int ret;
 
 	map = kvzalloc(struct_size(map, bits, 3 * BITS_TO_LONGS(size)), GFP_KERNEL);
 	if (!map)
@@ -251,8 +255,13 @@ static struct func_map *decode_function(unsigned long start, unsigned long size)
 
 	for (pos = 0; pos < size; pos += insn.length) {
 		__set_bit(pos, map_starts(map));
-		if (kprobe_read_original(buf, start + pos) ||
-		    insn_decode_kernel(&insn, buf) < 0 || !insn.length)
+		ret = kprobe_read_original(buf, start + pos);
+		if (ret == -EBUSY) {
+			/* A jump of ours in the text: nothing decoded can be trusted. */
+			free_func_map(map);
+			return ERR_PTR(ret);
+		}
+		if (ret || insn_decode_kernel(&insn, buf) < 0 || !insn.length)
 			break;
 		if (buf[0] == INT3_INSN_OPCODE) {
 			if (is_debugger_break(start + pos))
@@ -271,15 +280,10 @@ static struct func_map *decode_function(unsigned long start, unsigned long size)
 	return map;
 }
 
-/* Text whose maps may be kept: it says when it goes (see the top). */
-static bool text_tells_when_gone(unsigned long addr)
-{
-	return core_kernel_text(addr) || is_module_text_address(addr);
-}
-
 /*
  * The map of the function around @addr: ERR_PTR(-EINVAL) when kallsyms
- * knows no function there, -ENOMEM. Valid until the next call.
+ * knows no function there, -ENOMEM, -EBUSY when the text cannot be read
+ * as it was (see kprobe_read_original()). Valid until the next call.
  */
 static struct func_map *func_map_of(unsigned long addr)
 {
@@ -304,7 +308,7 @@ static struct func_map *func_map_of(unsigned long addr)
 		return map;
 	/* A debugger's break goes away unannounced, as such text does. */
 	if ((map->decoded < size && is_debugger_break(start + map->decoded)) ||
-	    !text_tells_when_gone(start)) {
+	    !kprobe_hears_text_gone(start)) {
 		unkept_map = map;
 		return map;
 	}

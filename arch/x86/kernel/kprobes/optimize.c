@@ -260,7 +260,7 @@ static int region_reserved(unsigned long start, unsigned long end, bool maybe_si
 {
 	void *s = (void *)start, *e = (void *)(end - 1);
 
-	if (alternatives_text_reserved(s, e))
+	if (alternatives_text_reserved(s, (void *)end))	/* its end is exclusive */
 		return kprobe_refuse(-EBUSY, "the region holds text alternatives rewrite");
 	if (!maybe_site)
 		return 0;
@@ -445,11 +445,23 @@ int arch_prepare_optimized_kprobe(struct optimized_kprobe *op, struct kprobe *or
 	ret = kprobe_region_check(addr, addr + len);
 	if (ret)
 		return ret;
-	/* The region's code, rel32 away from the buffer, must be reachable. */
+	/*
+	 * The region's code, rel32 away from the buffer, must be reachable.
+	 * A site the query file asks about is laid out for the first
+	 * address a detour can have, in the same reach of the text: no
+	 * buffer is taken, nothing written, nothing told to perf.
+	 */
+	memset(image, INT3_INSN_OPCODE, sizeof(image));
+	if (op->kp.flags & KPROBE_FLAG_QUERY) {
+		size = build_detour(op, (u8 *)MODULES_VADDR, image, region, len);
+		if (size < 0)
+			return size;
+		op->optinsn.size = len;
+		return 0;
+	}
 	slot = get_optinsn_slot();
 	if (!slot)
 		return kprobe_refuse(-ENOMEM, "no detour buffer");
-	memset(image, INT3_INSN_OPCODE, sizeof(image));
 	size = build_detour(op, slot, image, region, len);
 	if (size < 0) {
 		free_optinsn_slot(slot, 0);
@@ -472,6 +484,7 @@ int arch_prepare_optimized_kprobe(struct optimized_kprobe *op, struct kprobe *or
  */
 void arch_remove_optimized_kprobe(struct optimized_kprobe *op)
 {
+	op->optinsn.size = 0;
 	if (!op->optinsn.insn)
 		return;
 	if (op->optinsn.in_text) {	/* the jump went with its text */
@@ -492,8 +505,8 @@ void arch_remove_optimized_kprobe(struct optimized_kprobe *op)
 int arch_within_optimized_kprobe(struct optimized_kprobe *op,
 				 kprobe_opcode_t *addr)
 {
-	return op->optinsn.insn &&
-	       (unsigned long)addr - (unsigned long)op->kp.addr < op->optinsn.size;
+	/* 0 unless a detour was built, or laid out for the query file. */
+	return (unsigned long)addr - (unsigned long)op->kp.addr < op->optinsn.size;
 }
 
 /**
