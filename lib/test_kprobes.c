@@ -35,6 +35,8 @@
 #include <linux/kallsyms.h>
 #include <linux/objtool.h>
 #include <linux/hw_breakpoint.h>
+#include <linux/seq_buf.h>
+#include <linux/kdebug.h>
 #include <kunit/test.h>
 
 #ifdef CONFIG_X86_64
@@ -45,6 +47,7 @@
 #include <asm/smap.h>
 #include <asm/orc_types.h>
 #include <asm/irqflags.h>
+#include <asm/alternative.h>
 
 #include "test_kprobes.h"
 #endif
@@ -182,6 +185,8 @@ static unsigned long (*kpt_fnptr)(void) __used;
 
 /* The assembly targets are declared in test_kprobes.h. */
 STACK_FRAME_NON_STANDARD(kpt_unsupported);
+/* Its int3 is a trap objtool takes for a dead end. */
+STACK_FRAME_NON_STANDARD(kpt_foreign_int3);
 NOKPROBE_SYMBOL(kpt_forbidden);
 
 /* Called through a pointer: a C function, with its ENDBR under IBT. */
@@ -487,6 +492,33 @@ asm(
 	ASM_CLAC "\n"
 	KPT_RET
 	KPT_END(kpt_uaccess)
+
+	KPT_FUNC(kpt_vmxoff)
+	"	movl $1, %eax\n"
+	"1:	vmxoff\n"
+	"	xorl %eax, %eax\n"
+	"2:	" KPT_RET
+	_ASM_EXTABLE(1b, 2b)
+	KPT_END(kpt_vmxoff)
+
+	KPT_FUNC(kpt_mcsafe)
+	"1:	movq (%rdi), %rax\n"
+	"2:	" KPT_RET
+	_ASM_EXTABLE_TYPE(1b, 2b, EX_TYPE_DEFAULT_MCE_SAFE)
+	KPT_END(kpt_mcsafe)
+
+	KPT_FUNC(kpt_foreign_int3)
+	"	movl $5, %eax\n"
+	"	int3\n"
+	"	addl $1, %eax\n"
+	KPT_RET
+	KPT_END(kpt_foreign_int3)
+
+	KPT_FUNC(kpt_lock_inc)
+	"	" LOCK_PREFIX "incq (%rdi)\n"
+	"	movq (%rdi), %rax\n"
+	KPT_RET
+	KPT_END(kpt_lock_inc)
 
 #ifdef CONFIG_JUMP_LABEL
 	KPT_FUNC(kpt_jl)
@@ -3578,6 +3610,506 @@ static void test_optimized_nested_hit(struct kunit *test)
 }
 #endif
 
+/* ---- the 2026-11-25 review's findings, and what was left untested ------------ */
+
+static int rcu_reader_blocker(void *started)
+{
+	rcu_read_lock();
+	complete(started);
+	while (!kthread_should_stop())
+		cpu_relax();
+	rcu_read_unlock();
+	return 0;
+}
+
+struct unregister_job {
+	struct kprobe *kp;
+	struct completion done;
+};
+
+static int unregister_in_thread(void *arg)
+{
+	struct unregister_job *job = arg;
+
+	unregister_kprobe(job->kp);
+	complete(&job->done);
+	return 0;
+}
+
+static int toggle_in_thread(void *arg)
+{
+	struct unregister_job *job = arg;
+
+	if (!disable_kprobe(job->kp))
+		enable_kprobe(job->kp);
+	complete(&job->done);
+	return 0;
+}
+
+/* Wait up to two seconds for @addr to have no probe site any more. */
+static bool wait_unpublished(void *addr)
+{
+	int i;
+
+	for (i = 0; i < 2000 && probe_at(addr); i++)
+		usleep_range(1000, 2000);
+	return !probe_at(addr);
+}
+
+/*
+ * Unregistering waits for a grace period with no lock held: while an RCU
+ * reader holds the grace period off, a second thread's unregister goes
+ * through to its own wait (both probes leave the table), and a third
+ * thread disables and enables another probe. The unregistering threads
+ * return only once the reader is gone. (Review of 2026-11-25: the mutex
+ * was held across the wait, and everybody queued behind it.)
+ */
+static void test_unregister_holds_no_lock(struct kunit *test)
+{
+	struct unregister_job one, two, toggle;
+	DECLARE_COMPLETION_ONSTACK(started);
+	struct kprobe a, b, c;
+	struct task_struct *reader, *t1, *t2, *t3;
+	unsigned long toggled;
+
+	/* The reader spins: only a kernel that preempts it lets the others run. */
+	if (!preempt_model_preemptible() || num_online_cpus() < 2)
+		kunit_skip(test, "needs a preemptible kernel and two CPUs");
+	init_probe(&a, (void *)kprobe_target, NULL, 0, count_pre, NULL);
+	init_probe(&b, (void *)kprobe_target2, NULL, 0, count_pre2, NULL);
+	init_probe(&c, (void *)kprobe_recursed_target, NULL, 0, count_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobes((struct kprobe *[]){ &a, &b, &c }, 3));
+	one.kp = &a;
+	two.kp = &b;
+	toggle.kp = &c;
+	init_completion(&one.done);
+	init_completion(&two.done);
+	init_completion(&toggle.done);
+
+	reader = kthread_run(rcu_reader_blocker, &started, "kprobes-rcu-reader");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(reader));
+	wait_for_completion(&started);
+	t1 = kthread_run(unregister_in_thread, &one, "kprobes-unreg1");
+	if (IS_ERR(t1))
+		complete(&one.done);
+	KUNIT_EXPECT_TRUE(test, wait_unpublished(a.addr));
+	t2 = kthread_run(unregister_in_thread, &two, "kprobes-unreg2");
+	if (IS_ERR(t2))
+		complete(&two.done);
+	t3 = kthread_run(toggle_in_thread, &toggle, "kprobes-toggle");
+	if (IS_ERR(t3))
+		complete(&toggle.done);
+	KUNIT_EXPECT_FALSE(test, IS_ERR(t1) || IS_ERR(t2) || IS_ERR(t3));
+	KUNIT_EXPECT_TRUE(test, wait_unpublished(b.addr));
+	toggled = wait_for_completion_timeout(&toggle.done, 2 * HZ);
+	KUNIT_EXPECT_TRUE(test, toggled);
+	/* The grace period is really held off: both still wait for it. */
+	KUNIT_EXPECT_FALSE(test, completion_done(&one.done));
+	KUNIT_EXPECT_FALSE(test, completion_done(&two.done));
+	kthread_stop(reader);
+	wait_for_completion(&one.done);
+	wait_for_completion(&two.done);
+	if (!toggled)
+		wait_for_completion(&toggle.done);
+	/* A thread that did not start left its probe registered. */
+	if (IS_ERR(t1))
+		unregister_kprobe(&a);
+	if (IS_ERR(t2))
+		unregister_kprobe(&b);
+	KUNIT_EXPECT_EQ(test, target(rand1), rand1 / DIV_FACTOR);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 0);
+	KUNIT_EXPECT_EQ(test, recursed_target(rand1), rand1 / DIV_FACTOR);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	unregister_kprobe(&c);
+}
+
+#ifdef CONFIG_KPROBES_ON_FTRACE
+static void ipmodify_holder(unsigned long ip, unsigned long parent_ip,
+			    struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+}
+
+/* Another user that may change the IP, as a livepatch does. */
+static struct ftrace_ops ipmodify_holder_ops = {
+	.func = ipmodify_holder,
+	.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY,
+};
+
+/* Calls of the test's own thread, at each of two kernel functions' entry. */
+static atomic_t entry_f_hits, entry_g_hits;
+
+static int entry_f_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	if (current == test_task)
+		atomic_inc(&entry_f_hits);
+	return 0;
+}
+
+static int entry_g_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	if (current == test_task)
+		atomic_inc(&entry_g_hits);
+	return 0;
+}
+
+static void entry_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+}
+
+/*
+ * Two probes with a post_handler at kernel function entries (ftrace
+ * sites, in the ftrace_ops that may change the IP), switched off with
+ * the enabled switch while another user that may change the IP takes
+ * one of the functions: switched on again, the other one is armed and
+ * fires, and the switch reports the one that could not be (-EBUSY), as
+ * the tree does. Once that user is gone, switching off and on arms both,
+ * and unregistering works. (Review of 2026-11-25, N2: neither was armed.)
+ */
+static void test_ftrace_arming_each_site(struct kunit *test)
+{
+	struct kprobe f, g;
+	int ret;
+
+	atomic_set(&entry_f_hits, 0);
+	atomic_set(&entry_g_hits, 0);
+	init_probe(&f, NULL, "ns_to_timespec64", 0, entry_f_pre, entry_post);
+	init_probe(&g, NULL, "ns_to_kernel_old_timeval", 0, entry_g_pre, entry_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobes((struct kprobe *[]){ &f, &g }, 2));
+	KUNIT_EXPECT_TRUE(test, kprobe_ftrace(&f) && kprobe_ftrace(&g));
+	KUNIT_EXPECT_EQ(test, 0, kprobes_set_all_armed(false));
+	ret = ftrace_set_filter_ip(&ipmodify_holder_ops, (unsigned long)f.addr, 0, 0);
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	KUNIT_EXPECT_EQ(test, 0, register_ftrace_function(&ipmodify_holder_ops));
+	ret = kprobes_set_all_armed(true);
+	KUNIT_EXPECT_EQ(test, ret, -EBUSY);
+	ns_to_kernel_old_timeval(5);
+	KUNIT_EXPECT_EQ(test, atomic_read(&entry_g_hits), 1);
+	ns_to_timespec64(5);
+	KUNIT_EXPECT_EQ(test, atomic_read(&entry_f_hits), 0);
+
+	unregister_ftrace_function(&ipmodify_holder_ops);
+	ftrace_free_filter(&ipmodify_holder_ops);
+	KUNIT_EXPECT_EQ(test, 0, kprobes_set_all_armed(false));
+	KUNIT_EXPECT_EQ(test, 0, kprobes_set_all_armed(true));
+	ns_to_timespec64(5);
+	ns_to_kernel_old_timeval(5);
+	KUNIT_EXPECT_EQ(test, atomic_read(&entry_f_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&entry_g_hits), 2);
+	unregister_kprobes((struct kprobe *[]){ &f, &g }, 2);
+	ns_to_timespec64(5);
+	KUNIT_EXPECT_EQ(test, atomic_read(&entry_f_hits), 1);
+}
+#endif
+
+#ifdef CONFIG_FAILSLAB
+/*
+ * The probes test_enomem_each_allocation() registers, one kind each,
+ * and how many of their allocations to fail in turn. A kretprobe's: the
+ * core's list of its probes, and rethook's; the next ones are objpool's,
+ * which falls back to kmalloc when vmalloc fails, but warns first.
+ */
+static const struct {
+	void *addr;
+	bool kret;
+	int nth_max;
+} enomem_cases[] = {
+	{ kprobe_target, false, 400 },	/* an entry: an ftrace site where there is one */
+#ifdef CONFIG_X86_64
+	{ kpt_opt, false, 400 },	/* a breakpoint site that may be optimized */
+#endif
+#ifdef CONFIG_KRETPROBES
+	{ kprobe_target, true, 2 },
+#endif
+};
+
+/*
+ * Register case @i with the @n-th slab allocation of this task failing
+ * (fault injection's fail-nth), into *@ret. Return true when the call
+ * made fewer than @n allocations: none failed.
+ */
+static bool register_failing_nth(struct kunit *test, int i, int n, int *ret)
+{
+	struct kretprobe rp = { .handler = return_count };
+	struct kprobe kp;
+	void *addr;
+	int left;
+
+	init_probe(&kp, enomem_cases[i].addr, NULL, 0, count_pre, NULL);
+	rp.kp.addr = enomem_cases[i].addr;
+	current->fail_nth = n;
+	*ret = enomem_cases[i].kret ? register_kretprobe(&rp) : register_kprobe(&kp);
+	left = current->fail_nth;
+	current->fail_nth = 0;
+	addr = enomem_cases[i].kret ? rp.kp.addr : kp.addr;
+	if (*ret) {
+		KUNIT_EXPECT_EQ_MSG(test, *ret, -ENOMEM, "allocation %d of case %d", n, i);
+		KUNIT_EXPECT_NULL_MSG(test, probe_at(addr), "case %d after failing", i);
+		return false;
+	}
+	KUNIT_EXPECT_NOT_NULL(test, probe_at(addr));
+	if (enomem_cases[i].kret)
+		unregister_kretprobe(&rp);
+	else
+		unregister_kprobe(&kp);
+	return left > 0;
+}
+
+/*
+ * Each allocation registering makes fails in turn: every failure is
+ * -ENOMEM and leaves nothing registered, nor leaked (kmemleak, at the
+ * end of make test's guest run); once none fails, the probe registers.
+ * The guest lets failslab fail GFP_KERNEL allocations (ignore-gfp-wait).
+ */
+static void test_enomem_each_allocation(struct kunit *test)
+{
+	int i, n, ret, failed = 0;
+
+	for (i = 0; i < ARRAY_SIZE(enomem_cases); i++) {
+		for (n = 1; n <= enomem_cases[i].nth_max; n++) {
+			if (register_failing_nth(test, i, n, &ret))
+				break;
+			failed += !!ret;
+		}
+		if (enomem_cases[i].nth_max == 400)
+			KUNIT_EXPECT_LT_MSG(test, n, 400, "case %d never registered", i);
+	}
+	KUNIT_EXPECT_EQ(test, target(rand1), rand1 / DIV_FACTOR);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 0);
+	if (!failed)
+		kunit_skip(test, "no allocation failed: failslab ignores GFP_KERNEL here");
+}
+#endif
+
+#ifdef CONFIG_X86_64
+#ifdef CONFIG_OPTPROBES
+/*
+ * Review of 2026-11-25, N1: a site whose last probe went is "retiring",
+ * out of the index with its jump still in the text. The query file
+ * decoded the function without writing such jumps back first, read the
+ * jump as an instruction and kept the wrong decode: a probe could then
+ * go inside an instruction (kpt_opt+5, in the add at +3), and one on the
+ * add itself was refused. kpt_opt's jump covers the mov at +0 and the
+ * add at +3.
+ */
+static void test_query_while_retiring(struct kunit *test)
+{
+	struct kprobe kp, later;
+	struct seq_buf s;
+	char *answer;
+
+	answer = kunit_kzalloc(test, 1024, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, answer);
+	init_probe(&kp, kpt_opt, NULL, 0, count_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	wait_for_kprobe_optimizer();
+	KUNIT_ASSERT_TRUE(test, site_optimized(kpt_opt));
+	kprobes_test_pause_retiring(true);
+	unregister_kprobe(&kp);
+	/* Still retiring: the jump is there. Its function decoded afresh: */
+	KUNIT_EXPECT_EQ(test, *(u8 *)kpt_opt, JMP32_INSN_OPCODE);
+	kprobes_test_forget_text((unsigned long)kpt_opt, (unsigned long)kpt_opt + 1);
+	seq_buf_init(&s, answer, 1024);
+	kprobes_query_point(&s, insn_at(kpt_opt, 7), NULL, 0);
+	kprobes_test_pause_retiring(false);
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_NE(test, *(u8 *)kpt_opt, JMP32_INSN_OPCODE);
+	KUNIT_EXPECT_NOT_NULL(test, strstr(answer, "probe: yes"));
+
+	init_probe(&later, insn_at(kpt_opt, 5), NULL, 0, count_pre, NULL);
+	EXPECT_REFUSED(test, -EILSEQ, &later);
+	init_probe(&later, insn_at(kpt_opt, 3), NULL, 0, count_pre, NULL);
+	KUNIT_EXPECT_EQ(test, 0, register_kprobe(&later));
+	KUNIT_EXPECT_EQ(test, kpt_opt(10), 16UL);
+	unregister_kprobe(&later);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	KUNIT_EXPECT_EQ(test, kpt_opt(10), 16UL);
+}
+#endif
+
+/*
+ * Review of 2026-11-25, N3: which trapping copy settles whether a probe
+ * is boosted. A fault in the copy turns "after a clean run" into
+ * "never", a clean run into "boost"; once boosted, a fault (in a hit
+ * with a post_handler, which always takes the trapping copy) leaves it
+ * boosted: a CPU may already be in the boosted copy, and a slot that was
+ * ever boosted must be freed dirty. The state is set by hand on a load
+ * with a fixup (which is never boosted by itself).
+ */
+static void test_boost_verdict_settles_once(struct kunit *test)
+{
+	void *area = make_unmapped(test), *load = insn_at(kpt_fault_load, 7);
+	unsigned long good = 5;
+	struct kprobe kp, *site;
+
+	init_probe(&kp, load, NULL, 0, count_pre, count_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	site = probe_at(load);
+	KUNIT_ASSERT_NOT_NULL(test, site);
+	KUNIT_EXPECT_EQ(test, site->ainsn.boost, KPROBE_BOOST_NEVER);
+
+	WRITE_ONCE(site->ainsn.boost, KPROBE_BOOST_AFTER_RUN);
+	KUNIT_EXPECT_EQ(test, kpt_fault_load((unsigned long)unmapped), -1UL);
+	KUNIT_EXPECT_EQ(test, site->ainsn.boost, KPROBE_BOOST_NEVER);
+
+	WRITE_ONCE(site->ainsn.boost, KPROBE_BOOST_AFTER_RUN);
+	KUNIT_EXPECT_EQ(test, kpt_fault_load((unsigned long)&good), 5UL);
+	KUNIT_EXPECT_EQ(test, site->ainsn.boost, KPROBE_BOOST_READY);
+	KUNIT_EXPECT_EQ(test, kpt_fault_load((unsigned long)unmapped), -1UL);
+	KUNIT_EXPECT_EQ(test, site->ainsn.boost, KPROBE_BOOST_READY);
+
+	/* Never boosted for real: back to what registering decided. */
+	WRITE_ONCE(site->ainsn.boost, KPROBE_BOOST_NEVER);
+	unregister_kprobe(&kp);
+	vfree(area);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 3);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
+}
+
+/*
+ * A trap other than #PF and #GP in an instruction's copy, with the
+ * original instruction's fixup: vmxoff outside VMX operation raises #UD,
+ * and kpt_vmxoff() returns 1 from its fixup. The trap reaches kprobes
+ * through the die chain (DIE_TRAP) and is rewound to the original, whose
+ * fixup applies, as without the probe. (It oopsed in the slot before,
+ * as in the tree.)
+ */
+static void test_fault_ud_in_copy(struct kunit *test)
+{
+	struct kprobe kp;
+
+	KUNIT_ASSERT_EQ(test, kpt_vmxoff(), 1UL);
+	init_probe(&kp, insn_at(kpt_vmxoff, 5), NULL, 0, count_pre, count_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, kpt_vmxoff(), 1UL);
+	KUNIT_EXPECT_EQ(test, kpt_vmxoff(), 1UL);
+	KUNIT_EXPECT_NULL(test, kprobe_running());
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 0);
+	KUNIT_EXPECT_EQ(test, kpt_vmxoff(), 1UL);
+}
+
+/*
+ * An access whose machine check is recovered (copy_mc_*()) is found by
+ * its address in the exception table before any handler runs: in a copy
+ * it would not be, and the machine would panic. Refused.
+ */
+static void test_refuse_mce_safe_access(struct kunit *test)
+{
+	unsigned long v = 9;
+	struct kprobe kp;
+
+	init_probe(&kp, kpt_mcsafe, NULL, 0, count_pre, NULL);
+	EXPECT_REFUSED(test, -EILSEQ, &kp);
+	KUNIT_EXPECT_EQ(test, kpt_mcsafe(&v), 9UL);
+}
+
+static atomic_t foreign_int3s;
+
+/* The owner of the int3 in kpt_foreign_int3: a debugger, say. */
+static int foreign_int3_notify(struct notifier_block *nb, unsigned long val, void *data)
+{
+	struct die_args *args = data;
+
+	if (val != DIE_INT3 ||
+	    args->regs->ip != (unsigned long)insn_at(kpt_foreign_int3, 5 + INT3_INSN_SIZE))
+		return NOTIFY_DONE;
+	atomic_inc(&foreign_int3s);
+	return NOTIFY_STOP;	/* ip is past the int3 already */
+}
+
+static struct notifier_block foreign_int3_nb = {
+	.notifier_call = foreign_int3_notify,
+};
+
+/*
+ * An int3 that is not ours goes on to its owner on the die chain, with
+ * a probe right before it in the same function.
+ */
+static void test_foreign_int3_passed_on(struct kunit *test)
+{
+	struct kprobe kp, at_int3;
+
+	atomic_set(&foreign_int3s, 0);
+	KUNIT_ASSERT_EQ(test, 0, register_die_notifier(&foreign_int3_nb));
+	init_probe(&kp, kpt_foreign_int3, NULL, 0, count_pre, NULL);
+	KUNIT_EXPECT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, kpt_foreign_int3(), 6UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&foreign_int3s), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	/* The int3 itself cannot be probed: it is someone else's. */
+	init_probe(&at_int3, insn_at(kpt_foreign_int3, 5), NULL, 0, count_pre, NULL);
+	EXPECT_REFUSED(test, -EOPNOTSUPP, &at_int3);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, kpt_foreign_int3(), 6UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&foreign_int3s), 2);
+	unregister_die_notifier(&foreign_int3_nb);
+}
+
+/*
+ * A CPU that trapped on a probe's int3 while another CPU took the probe
+ * out and wrote the original byte back finds no probe and no int3 at the
+ * address: it runs the instruction again. The trap handler is called
+ * here as that CPU would call it; it is not exported, so only a built-in
+ * suite can.
+ */
+static void test_int3_for_restored_byte(struct kunit *test)
+{
+#if IS_BUILTIN(CONFIG_KPROBES_SANITY_TEST)
+	struct pt_regs regs = {
+		.ip = (unsigned long)insn_at(kpt_inc, INT3_INSN_SIZE),
+		.cs = __KERNEL_CS,
+		.flags = X86_EFLAGS_FIXED,
+	};
+	unsigned long flags;
+	int ret;
+
+	KUNIT_ASSERT_NULL(test, probe_at(kpt_inc));
+	local_irq_save(flags);
+	ret = kprobe_int3_handler(&regs);
+	local_irq_restore(flags);
+	KUNIT_EXPECT_EQ(test, ret, 1);
+	KUNIT_EXPECT_EQ(test, regs.ip, (unsigned long)kpt_inc);
+	/* An int3 that is really there and not ours is left to its owner. */
+	regs.ip = (unsigned long)insn_at(kpt_foreign_int3, 5 + INT3_INSN_SIZE);
+	local_irq_save(flags);
+	ret = kprobe_int3_handler(&regs);
+	local_irq_restore(flags);
+	KUNIT_EXPECT_EQ(test, ret, 0);
+#else
+	kunit_skip(test, "the trap handler is not exported to a module");
+#endif
+}
+
+/*
+ * On a kernel booted with one CPU of several possible, the lock prefixes
+ * are patched out (a ds prefix in their place) and patched back in when
+ * a second CPU comes up: such an instruction is refused (-EINVAL), as
+ * text alternatives rewrite. Booted with several CPUs, it is an
+ * instruction as any. make test boots the built-in suite both ways.
+ */
+static void test_smp_lock_prefix(struct kunit *test)
+{
+	u8 prefix = *(u8 *)kpt_lock_inc;
+	unsigned long v = 1;
+	struct kprobe kp;
+	int ret;
+
+	init_probe(&kp, kpt_lock_inc, NULL, 0, count_pre, NULL);
+	ret = register_kprobe(&kp);
+	if (prefix == 0x3e) {		/* ds: patched for one CPU */
+		KUNIT_EXPECT_EQ(test, ret, -EINVAL);
+	} else {
+		KUNIT_EXPECT_EQ(test, prefix, 0xf0);	/* lock */
+		KUNIT_EXPECT_EQ(test, ret, 0);
+	}
+	KUNIT_EXPECT_EQ(test, kpt_lock_inc(&v), 2UL);
+	if (!ret)
+		unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), ret ? 0 : 1);
+}
+#endif /* CONFIG_X86_64 */
+
 static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_kprobe_by_symbol),
 	KUNIT_CASE(test_kprobe_by_addr),
@@ -3600,7 +4132,23 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_handler_context),
 	KUNIT_CASE(test_module_symbol_form),
 	KUNIT_CASE(test_register_listed_twice),
+	KUNIT_CASE(test_unregister_holds_no_lock),
+#ifdef CONFIG_KPROBES_ON_FTRACE
+	KUNIT_CASE(test_ftrace_arming_each_site),
+#endif
+#ifdef CONFIG_FAILSLAB
+	KUNIT_CASE(test_enomem_each_allocation),
+#endif
 #ifdef CONFIG_X86_64
+#ifdef CONFIG_OPTPROBES
+	KUNIT_CASE(test_query_while_retiring),
+#endif
+	KUNIT_CASE(test_boost_verdict_settles_once),
+	KUNIT_CASE(test_fault_ud_in_copy),
+	KUNIT_CASE(test_refuse_mce_safe_access),
+	KUNIT_CASE(test_foreign_int3_passed_on),
+	KUNIT_CASE(test_int3_for_restored_byte),
+	KUNIT_CASE(test_smp_lock_prefix),
 	KUNIT_CASE(test_refuse_inside_endbr),
 	KUNIT_CASE(test_refuse_function_pieces),
 	KUNIT_CASE(test_refuse_preamble),
@@ -3696,5 +4244,6 @@ static struct kunit_suite kprobes_test_suite = {
 
 kunit_test_suites(&kprobes_test_suite);
 
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 MODULE_DESCRIPTION("KUnit tests for kprobes and kretprobes");
 MODULE_LICENSE("GPL");

@@ -81,6 +81,14 @@ unsigned long kpt_ex_out(unsigned long x, unsigned long *p);
 unsigned long kpt_farjmp(long x);
 /* x + 5 inside stac/clac (with SMAP): the mov at +3 is optimizable */
 unsigned long kpt_uaccess(unsigned long x);
+/* 1: vmxoff at +5 raises #UD outside VMX operation; its fixup skips a xor */
+unsigned long kpt_vmxoff(void);
+/* *p: the load at +0 has an EX_TYPE_DEFAULT_MCE_SAFE fixup, as copy_mc's */
+unsigned long kpt_mcsafe(unsigned long *p);
+/* 6: mov at +0, an int3 at +5 that a die notifier of the tests owns, add */
+unsigned long kpt_foreign_int3(void);
+/* ++*p with a lock prefix at +0 (listed in .smp_locks), then *p */
+unsigned long kpt_lock_inc(unsigned long *p);
 #ifdef CONFIG_JUMP_LABEL
 /*
  * x (x + 1 while kpt_jl_key is on): mov at +0, then a jump label site
