@@ -86,7 +86,7 @@ test: initramfs alt-kernel
 	@$(ALT_RUN)
 	@for a in $(CROSS_ARCHES); do $(T)/cross-guest.sh $$a || exit 1; done
 	@python3 $(T)/ktap-summary.py $(BUILD)/console-test.log:main \
-		$(BUILD)/console-alt.log:alt $(CROSS_LOGS)
+		$(ALT_LOGS) $(CROSS_LOGS)
 endif
 
 $(addprefix test-,$(CROSS_ARCHES)): test-%: tree
@@ -98,7 +98,15 @@ test-main: initramfs
 	@python3 $(T)/ktap-summary.py $(BUILD)/console-test.log:main
 
 ALT_RUN = KERNEL=$(OBJ_ALT)/arch/x86/boot/bzImage INITRD=$(BUILD)/initramfs-bare.cpio.gz \
-	$(T)/run-guest.sh kunit $(BUILD)/console-alt.log 900
+	$(T)/run-guest.sh kunit $(BUILD)/console-alt.log 900 && \
+	echo "  QEMU    alt config on one CPU of two, console in .build/console-alt-up.log" && \
+	KERNEL=$(OBJ_ALT)/arch/x86/boot/bzImage INITRD=$(BUILD)/initramfs-bare.cpio.gz \
+	KPTEST_APPEND="maxcpus=1 kunit.filter_glob=$(ALT_UP_TESTS)" \
+	$(T)/run-guest.sh kunit $(BUILD)/console-alt-up.log 300
+# The cases that need a kernel booted with one CPU of several possible
+# (the lock prefixes patched out), run again that way.
+ALT_UP_TESTS := kprobes_test.test_smp_lock_prefix
+ALT_LOGS = $(BUILD)/console-alt.log:alt $(BUILD)/console-alt-up.log:alt-up
 
 alt-kernel: tree
 	@$(T)/config.sh $(SRC) $(OBJ_ALT) $(ALT_FRAGMENTS)
@@ -108,7 +116,7 @@ alt-kernel: tree
 
 test-alt: alt-kernel
 	@$(ALT_RUN)
-	@python3 $(T)/ktap-summary.py $(BUILD)/console-alt.log:alt
+	@python3 $(T)/ktap-summary.py $(ALT_LOGS)
 
 ifneq ($(filter $(ARCH),$(CROSS_ARCHES)),)
 DEMO_LOG := $(BUILD)/console-demo-$(ARCH).log

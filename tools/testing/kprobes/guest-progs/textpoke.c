@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * textpoke: record the kernel's PERF_RECORD_TEXT_POKE events, on every
- * CPU, while a shell command runs, and print one line per record:
+ * textpoke: record the kernel's PERF_RECORD_TEXT_POKE and
+ * PERF_RECORD_KSYMBOL events, on every CPU, while a shell command runs,
+ * and print one line per record:
  *
  *   poke ADDR OLD_LEN NEW_LEN OLD_BYTES NEW_BYTES
+ *   ksymbol ADDR LEN register|unregister NAME
  *
  * (addresses and bytes in hex, at most 16 bytes of each). This is what
  * perf record --kcore and Intel PT decoders read to follow code that
@@ -28,6 +30,15 @@ struct text_poke_record {
 	uint16_t old_len;
 	uint16_t new_len;
 	uint8_t bytes[];
+};
+
+struct ksymbol_record {
+	struct perf_event_header header;
+	uint64_t addr;
+	uint32_t len;
+	uint16_t ksym_type;
+	uint16_t flags;
+	char name[];
 };
 
 static void print_bytes(const uint8_t *b, unsigned int n)
@@ -67,6 +78,14 @@ static void drain(struct perf_event_mmap_page *meta, long page)
 			print_bytes(r->bytes, r->old_len);
 			print_bytes(r->bytes + r->old_len, r->new_len);
 			printf("\n");
+		} else if (h->type == PERF_RECORD_KSYMBOL) {
+			struct ksymbol_record *k = (void *)rec;
+
+			printf("ksymbol %llx %u %s %.*s\n", (unsigned long long)k->addr,
+			       k->len,
+			       k->flags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER ?
+			       "unregister" : "register",
+			       (int)(len - sizeof(*k)), k->name);
 		} else if (h->type == PERF_RECORD_LOST) {
 			printf("lost\n");
 		}
@@ -93,6 +112,7 @@ int main(int argc, char **argv)
 	attr.type = PERF_TYPE_SOFTWARE;
 	attr.config = PERF_COUNT_SW_DUMMY;
 	attr.text_poke = 1;
+	attr.ksymbol = 1;
 	for (cpu = 0; cpu < ncpus; cpu++) {
 		int fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, 0);
 

@@ -7,6 +7,10 @@
  * With probe_init=1 it also probes one of its own __init functions while
  * it initializes; that probe must become [GONE] when the init text is
  * freed, and unregistering it at unload must still work.
+ *
+ * With probe_exit=1 it tries to probe kprobe_target_func() while it is
+ * being unloaded, from its exit function: the module is going, and the
+ * registration must fail with -ENOENT (printed, "probe in exit: %d").
  */
 #include <linux/module.h>
 #include <linux/kernel.h>
@@ -137,10 +141,22 @@ static int __init kprobe_target_init(void)
 }
 module_init(kprobe_target_init);
 
+static bool probe_exit;
+module_param(probe_exit, bool, 0444);
+
 static void __exit kprobe_target_exit(void)
 {
+	struct kprobe kp = { .addr = (kprobe_opcode_t *)kprobe_target_func };
+	int ret;
+
 	if (probe_init)
 		unregister_kprobe(&init_probe);
+	if (!probe_exit)
+		return;
+	ret = register_kprobe(&kp);
+	pr_info("kprobe_target: probe in exit: %d\n", ret);
+	if (!ret)
+		unregister_kprobe(&kp);
 }
 module_exit(kprobe_target_exit);
 
