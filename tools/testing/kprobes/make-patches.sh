@@ -152,8 +152,10 @@ Add the core of a replacement, in kernel/kprobes/, one file per concept
   disarms;
 - registration in batches: register_kprobes() and unregister_kprobes()
   resolve and check every probe, queue their sites' text changes, apply
-  them once and wait for one grace period for all of them; a failed
-  batch rolls back. The error codes are the tree's;
+  them once and wait for one grace period for all of them, with no lock
+  held, so that threads closing probes at once share grace periods and
+  nobody else waits behind them; a failed batch rolls back. The error
+  codes are the tree's;
 - text that goes away (module unload, init memory): its probes become
   GONE, as in the tree.
 
@@ -177,7 +179,10 @@ breakpoint writes go to the arch (arch_kprobe_queue_arm(), with a
 default that writes each at once for architectures that do not batch)
 and are applied once per batch with text_mutex held; ftrace filter
 changes are summed per ip and applied once per batch after text_mutex
-is dropped (ftrace takes it). Sites at ftrace sites are served by two
+is dropped (ftrace takes it); when ftrace refuses the batch (a livepatch
+holds one of the functions), each site is tried alone, so that every
+site it takes is armed and each it does not is reported, as the tree
+reports them. Sites at ftrace sites are served by two
 ftrace_ops, one with FTRACE_OPS_FL_IPMODIFY for sites with a
 post_handler and one without, so that probes at a function's entry can
 live beside a livepatch of it, as in the tree.
@@ -284,7 +289,9 @@ tree's formats, and add two files:
   whether it would be boosted and optimized, and if not, why. Users of
   bpftrace and bcc have long met a bare -EINVAL; the answer comes from
   the same checks registration runs (kprobe_check_point()), so the two
-  cannot disagree.
+  cannot disagree. The probe asked about is marked KPROBE_FLAG_QUERY:
+  an arch that knows the flag (x86-64) takes no slot and writes no text
+  for it.
 EOF
 
 add $x86/breakpoint.c
@@ -294,12 +301,18 @@ hit, kprobe_int3_handler() runs the handlers and then either emulates
 the instruction on the trap frame (control transfers, and cli, sti,
 pushf and popf, which touch IF) or runs a copy of it from an
 instruction slot with interrupts off, RIP-relative operands fixed up,
-followed by an int3 that brings it back. A fault in the copy is rewound
-to the original address so that its exception-table fixup applies.
+followed by an int3 that brings it back. A fault in the copy (a page
+fault or #GP from the trap handlers, #UD, #SS, #DE or an FPU trap from
+the die chain) is rewound to the original address so that its
+exception-table fixup applies; an access whose machine check is
+recovered (copy_mc) is refused, since the machine check handler looks
+its fixup up by the faulting address before anyone else.
 
 Boosting: once a copy ran cleanly, hits of a site without a
 post_handler run a second copy that jumps back by itself, so one trap
-per hit instead of two.
+per hit instead of two. The first copy to end, cleanly or by a fault,
+settles it once (cmpxchg), so that a slot a CPU may already run the
+second copy of is never freed as one that was not boosted.
 
 A probe hit inside another hit (from a handler, or from an NMI or a
 data breakpoint's #DB in the middle of one) runs no handlers and keeps
@@ -336,7 +349,10 @@ takes the tree 1.5 s (virtual, QEMU -icount) per probe.
 funcmap.c decodes a function once for all the probes in it: its
 instruction starts, the landings of its jumps and of its exception-table
 fixups, kept for the 64 functions used last and dropped when their text
-goes away. Registering 1,000 probes on consecutive instructions of that
+goes away (so only for text whose going kprobes hears of: the kernel's,
+and a module's once kprobes was told it is coming). The text is read
+as it was before any probe of ours, with our jumps mended; no path
+decodes while a jump kprobes cannot find is in the text. Registering 1,000 probes on consecutive instructions of that
 function costs 103 us per probe, and 10,000 of them 80 us per probe.
 EOF
 
@@ -464,7 +480,12 @@ recursion counted in nmissed; handler context; hit counters; kretprobes
 with entry_handler, data and maxactive, unregistered while calls are
 in flight, and the stack traces through the trampoline that the tree's
 suite checked. Transitions are raced against a second thread hitting
-the probes.
+the probes. Unregistering waits for its grace period holding no lock
+(two threads unregister and a third disables and enables a probe while
+an RCU reader holds the grace period off); the enabled switch arms
+every ftrace site it can while another IPMODIFY user holds one; every
+allocation of registering fails once in turn (fault injection) and
+gives -ENOMEM with nothing left behind.
 EOF
 
 # Then the x86-64 cases but those that need a data breakpoint, which
@@ -479,9 +500,13 @@ kind the int3 handler emulates or copies (RIP-relative load, call, jmp,
 ret, jcc, loop, push/pop, indirect calls through a register and
 through memory, pushf), ENDBR entries (+0 and +4, and +1..+3 refused),
 __pfx_ preambles, static call and jump label sites, boosting counted in
-traps per hit, a fault in a nested hit's copy, and optimization:
-regions with branches, padding and indirect tail calls, each optimized
-and unoptimized while a second CPU hits it.
+traps per hit (and settled once by the first copy to end), a fault in a
+nested hit's copy, a #UD fixup in a copy (vmxoff), a copy_mc-style
+access refused, someone else's int3 passed on, an int3 trap for a byte
+already restored, a lock prefix patched out on a kernel booted with one
+CPU, the query file on a function whose jump is still retiring, and
+optimization: regions with branches, padding and indirect tail calls,
+each optimized and unoptimized while a second CPU hits it.
 EOF
 
 put lib/test_kprobes.c
