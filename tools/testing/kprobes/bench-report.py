@@ -89,6 +89,37 @@ def kinds(ours, up, out):
     out("")
 
 
+CONCURRENT = [
+    # key suffix, label, unit scale
+    ("register_ns", "4 threads register, ms", 1e6),
+    ("unregister_ns", "4 threads unregister, ms", 1e6),
+    ("alone_unregister_ns", "1 thread unregisters as many, ms", 1e6),
+    ("toggles", "disable+enable meanwhile, count", 1),
+    ("toggle_max_ns", "longest disable+enable, ms", 1e6),
+]
+
+
+def concurrent(ours, up, out):
+    """Threads that close their probes one at a time at once."""
+    runs = sorted({k for k in list(ours) + list(up) if k.startswith("concurrent ")})
+    if not runs:
+        return
+    out("Four threads each register N probes one at a time, then unregister them one")
+    out("at a time, all at once, while a fifth thread disables and enables another")
+    out("probe over and over; then one thread unregisters 4N alone. Wall time")
+    out("(virtual; grace periods pass at real speed), median of 3 rounds.")
+    out("%-18s %-34s %9s %9s %8s" % ("where, N", "", "ours", "upstream", "ratio"))
+    for run in runs:
+        _, where, n = run.split()
+        o, u = ours.get(run, {}), up.get(run, {})
+        for suffix, label, scale in CONCURRENT:
+            key = "conc_%s_%s" % (where, suffix)
+            a, b = o.get(key), u.get(key)
+            out("%-18s %-34s %9s %9s %8s" % ("%s, %s" % (where, n), label,
+                                              fmt(a, scale), fmt(b, scale), ratio(a, b)))
+    out("")
+
+
 def layouts(ours, up, out):
     """Per-probe costs of the layout runs; a run may stop at its budget."""
     for run, prefix, title in LAYOUTS:
@@ -160,6 +191,7 @@ def main():
                                                   ratio(a.get(key), b.get(key))))
         out("")
     kinds(ours, up, out)
+    concurrent(ours, up, out)
     layouts(ours, up, out)
     out("Hit cost of a boosted probe with N other probes registered, instructions")
     out("%-10s %9s %9s %8s" % ("N", "ours", "upstream", "ratio"))

@@ -8,7 +8,9 @@
 #
 # Sizes (override from the environment): BENCH_ATTACH (batched
 # register_kprobes() sizes), BENCH_SINGLE (one register_kprobe() at a
-# time), BENCH_SCALE (probes registered beside the measured one),
+# time), BENCH_CONC (probes per thread, four threads, registered and
+# unregistered one at a time at once), BENCH_SCALE (probes registered
+# beside the measured one),
 # BENCH_BIG (probes on consecutive instructions of one large function),
 # BENCH_ENTRIES (probes at the entries of distinct functions), BENCH_KRET
 # (kretprobes there), BENCH_COVERAGE (the functions guest/coverage probes
@@ -25,6 +27,7 @@ build=$repo/.build
 out=$repo/out
 : "${BENCH_ATTACH:=1,100,1000,10000}"
 : "${BENCH_SINGLE:=1,100,1000}"
+: "${BENCH_CONC:=25}"
 : "${BENCH_SCALE:=1,1000,10000,100000}"
 : "${BENCH_BIG:=1000,10000}"
 : "${BENCH_ENTRIES:=1000,10000}"
@@ -58,7 +61,7 @@ for which in $BENCH_KERNELS; do
 	KERNEL=$build/obj-bench-$which/arch/x86/boot/bzImage \
 	INITRD=$build/initramfs-bench-$which.cpio.gz \
 	QEMU_EXTRA="-icount shift=0" \
-	KPTEST_APPEND="kpbench_attach=$BENCH_ATTACH kpbench_single=$BENCH_SINGLE kpbench_scale=$BENCH_SCALE kpbench_big=$BENCH_BIG kpbench_entries=$BENCH_ENTRIES kpbench_kret=$BENCH_KRET${BENCH_COVERAGE:+ kpcov_fns=$BENCH_COVERAGE}" \
+	KPTEST_APPEND="kpbench_attach=$BENCH_ATTACH kpbench_single=$BENCH_SINGLE kpbench_conc=$BENCH_CONC kpbench_scale=$BENCH_SCALE kpbench_big=$BENCH_BIG kpbench_entries=$BENCH_ENTRIES kpbench_kret=$BENCH_KRET${BENCH_COVERAGE:+ kpcov_fns=$BENCH_COVERAGE}" \
 		"$t/run-guest.sh" bench "$build/console-bench-$which.log" 5400
 done
 

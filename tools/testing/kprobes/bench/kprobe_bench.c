@@ -37,6 +37,16 @@
  *		while it measures the traps
  *   exp=hold	register n= probes at load, unregister them at unload
  *		(no figures: for profiling either with ksample)
+ *   exp=concurrent	threads= threads (4) each register n= probes (25)
+ *		one at a time, at instructions in function bodies (where=0,
+ *		breakpoints) or at function entries (where=1, ftrace sites
+ *		where the kernel has them), then all unregister theirs one
+ *		at a time at once, as tools that close one event each do,
+ *		while another thread disables and enables one more probe
+ *		over and over; then one thread unregisters as many probes
+ *		one at a time alone. Three rounds, medians printed: the
+ *		wall time (virtual) of each phase, the toggles done during
+ *		the concurrent unregistering, and the longest one.
  */
 
 #include <linux/module.h>
@@ -46,6 +56,8 @@
 #include <linux/vmalloc.h>
 #include <linux/delay.h>
 #include <linux/ktime.h>
+#include <linux/kthread.h>
+#include <linux/completion.h>
 #include <asm/tsc.h>
 #include <asm/msr.h>
 #include <asm/nospec-branch.h>
@@ -811,6 +823,184 @@ static void bench_hold(void)
 	}
 }
 
+static int threads = 4;
+module_param(threads, int, 0444);
+static int where;
+module_param(where, int, 0444);
+
+#define CONC_ROUNDS	3
+#define CONC_MAX_THREADS	16
+
+/*
+ * One thread of exp=concurrent: registers its probes one at a time when
+ * told to, then unregisters them one at a time when told to.
+ */
+struct conc_worker {
+	struct kprobe **kps;
+	int count;
+	struct completion go_register, registered, go_unregister, unregistered;
+	int error;
+};
+
+static int conc_worker_fn(void *arg)
+{
+	struct conc_worker *w = arg;
+	int i;
+
+	wait_for_completion(&w->go_register);
+	for (i = 0; i < w->count && !w->error; i++)
+		w->error = register_kprobe(w->kps[i]);
+	if (w->error)
+		w->count = i - 1;
+	complete(&w->registered);
+	wait_for_completion(&w->go_unregister);
+	for (i = 0; i < w->count; i++)
+		unregister_kprobe(w->kps[i]);
+	complete(&w->unregistered);
+	return 0;
+}
+
+/* Disables and enables its probe until told to stop; counts, times each. */
+struct conc_toggler {
+	struct kprobe *kp;
+	bool stop;
+	u64 count, max_ns;
+	struct completion done;
+};
+
+static int conc_toggler_fn(void *arg)
+{
+	struct conc_toggler *t = arg;
+	u64 t0, dt;
+
+	while (!READ_ONCE(t->stop)) {
+		t0 = ktime_get_ns();
+		if (disable_kprobe(t->kp) || enable_kprobe(t->kp))
+			break;
+		dt = ktime_get_ns() - t0;
+		t->count++;
+		t->max_ns = max(t->max_ns, dt);
+		usleep_range(50, 100);
+	}
+	complete(&t->done);
+	return 0;
+}
+
+/* Fresh probes at the concurrent experiment's targets, @first_target on. */
+static void conc_fill(struct kprobe *probes, struct kprobe **kps, int count,
+		      int first_target)
+{
+	int i, t;
+
+	memset(probes, 0, array_size(count, sizeof(*probes)));
+	for (i = 0; i < count; i++) {
+		t = first_target + i;
+		if (where)
+			probes[i].addr = (kprobe_opcode_t *)bench_entry_fns[t];
+		else
+			probes[i].addr = (kprobe_opcode_t *)bench_fns[t % NR_FNS] +
+					 5 * (t / NR_FNS);
+		probes[i].pre_handler = nop_pre;
+		kps[i] = &probes[i];
+	}
+}
+
+static struct conc_worker conc_workers[CONC_MAX_THREADS];
+static struct conc_toggler conc_tog;
+
+static u64 conc_median(u64 *v)
+{
+	sort(v, CONC_ROUNDS, sizeof(u64), cmp_u64, NULL);
+	return v[CONC_ROUNDS / 2];
+}
+
+static void bench_concurrent(void)
+{
+	u64 reg[CONC_ROUNDS], unreg[CONC_ROUNDS], alone[CONC_ROUNDS];
+	u64 toggles[CONC_ROUNDS], toggle_max[CONC_ROUNDS], t0;
+	struct conc_worker *workers = conc_workers;
+	struct kprobe *probes, **kps, toggled = { .pre_handler = nop_pre };
+	struct conc_toggler *tog = &conc_tog;
+	int total = threads * n, i, r, base;
+	const char *w = where ? "entry" : "body";
+	char key[48];
+
+	/* Each round: total + 1 targets at once, then total alone. */
+	if (threads < 1 || threads > CONC_MAX_THREADS || n < 1 || first < 0 ||
+	    first + CONC_ROUNDS * (2 * total + 1) > (where ? BENCH_ENTRY_FNS : NR_TARGETS))
+		return;
+	probes = vzalloc(array_size(total + 1, sizeof(*probes)));
+	kps = vzalloc(array_size(total + 1, sizeof(*kps)));
+	if (!probes || !kps)
+		goto out;
+
+	for (r = 0; r < CONC_ROUNDS; r++) {
+		/* Every round on targets of its own (see first=). */
+		base = first + r * (2 * total + 1);
+		conc_fill(probes, kps, total + 1, base);
+		toggled.addr = probes[total].addr;
+		if (register_kprobe(&toggled)) {
+			pr_err("BENCH concurrent: register failed\n");
+			goto out;
+		}
+		for (i = 0; i < threads; i++) {
+			workers[i] = (struct conc_worker){ .kps = kps + i * n, .count = n };
+			init_completion(&workers[i].go_register);
+			init_completion(&workers[i].registered);
+			init_completion(&workers[i].go_unregister);
+			init_completion(&workers[i].unregistered);
+			kthread_run(conc_worker_fn, &workers[i], "kpbench-conc%d", i);
+		}
+		t0 = ktime_get_ns();
+		for (i = 0; i < threads; i++)
+			complete(&workers[i].go_register);
+		for (i = 0; i < threads; i++)
+			wait_for_completion(&workers[i].registered);
+		reg[r] = ktime_get_ns() - t0;
+
+		*tog = (struct conc_toggler){ .kp = &toggled };
+		init_completion(&tog->done);
+		kthread_run(conc_toggler_fn, tog, "kpbench-toggle");
+		t0 = ktime_get_ns();
+		for (i = 0; i < threads; i++)
+			complete(&workers[i].go_unregister);
+		for (i = 0; i < threads; i++)
+			wait_for_completion(&workers[i].unregistered);
+		unreg[r] = ktime_get_ns() - t0;
+		WRITE_ONCE(tog->stop, true);
+		wait_for_completion(&tog->done);
+		toggles[r] = tog->count;
+		toggle_max[r] = tog->max_ns;
+		unregister_kprobe(&toggled);
+		for (i = 0; i < threads; i++)
+			if (workers[i].error)
+				pr_err("BENCH concurrent: register failed: %d\n", workers[i].error);
+
+		/* The same number unregistered one at a time by one thread. */
+		conc_fill(probes, kps, total, base + total + 1);
+		for (i = 0; i < total; i++)
+			if (register_kprobe(kps[i]))
+				break;
+		t0 = ktime_get_ns();
+		while (i-- > 0)
+			unregister_kprobe(kps[i]);
+		alone[r] = ktime_get_ns() - t0;
+	}
+	snprintf(key, sizeof(key), "conc_%s_register_ns", w);
+	report(key, conc_median(reg));
+	snprintf(key, sizeof(key), "conc_%s_unregister_ns", w);
+	report(key, conc_median(unreg));
+	snprintf(key, sizeof(key), "conc_%s_alone_unregister_ns", w);
+	report(key, conc_median(alone));
+	snprintf(key, sizeof(key), "conc_%s_toggles", w);
+	report(key, conc_median(toggles));
+	snprintf(key, sizeof(key), "conc_%s_toggle_max_ns", w);
+	report(key, conc_median(toggle_max));
+out:
+	vfree(probes);
+	vfree(kps);
+}
+
 static int __init kprobe_bench_init(void)
 {
 	if (!strcmp(experiment, "hits"))
@@ -827,6 +1017,8 @@ static int __init kprobe_bench_init(void)
 		bench_kinds_run();
 	else if (!strcmp(experiment, "hold"))
 		bench_hold();
+	else if (!strcmp(experiment, "concurrent"))
+		bench_concurrent();
 	else
 		return -EINVAL;
 	pr_info("BENCH done\n");
