@@ -9,7 +9,7 @@
 #   our new files, one concept per commit, not built yet
 #   the switch: our headers, the Makefiles, patches/switch-*.patch
 #   the removal of the tree's old core and x86 code
-#   our samples, the KUnit suite (generic cases, then x86-64's), the
+#   our samples, the KUnit suite (generic cases, then x86-64's in three), the
 #   documentation
 #   patches/after-*.patch       by git am
 #
@@ -148,8 +148,8 @@ Add the core of a replacement, in kernel/kprobes/, one file per concept
   state; an aggregate's handlers run its members';
 - the life cycle, documented in one place at the top of the file:
   every path that may change whether a site should be armed ends in
-  kprobe_site_sync_armed() (arming.c, next patch), the one place that arms or
-  disarms;
+  kprobe_site_sync_armed() (arming.c, next patch), the one place that
+  arms or disarms;
 - registration in batches: register_kprobes() and unregister_kprobes()
   resolve and check every probe, queue their sites' text changes, apply
   them once and wait for one grace period for all of them, with no lock
@@ -173,11 +173,11 @@ ftrace site, its ip in one of our ftrace filters. The tree arms each
 probe when it is registered: one text_poke_sync() per probe, one
 ftrace filter update per probe.
 
-arming.c holds kprobe_site_sync_armed(), the one function that brings a site
-in line with whether it should be armed, and the batch it queues into:
-breakpoint writes go to the arch (arch_kprobe_queue_arm(), with a
-default that writes each at once for architectures that do not batch)
-and are applied once per batch with text_mutex held; ftrace filter
+arming.c holds kprobe_site_sync_armed(), the one function that brings a
+site in line with whether it should be armed, and the batch it queues
+into: breakpoint writes go to the arch (arch_kprobe_queue_arm(), with
+a default that writes each at once for architectures that do not
+batch) and are applied once per batch with text_mutex held; ftrace filter
 changes are summed per ip and applied once per batch after text_mutex
 is dropped (ftrace takes it); when ftrace refuses the batch (a livepatch
 holds one of the functions), each site is tried alone, so that every
@@ -261,12 +261,13 @@ being queued, unqueued and unoptimized by functions of its own.
 
 optimizer.c holds the optimizer's states (documented with the others at
 the top of core.c) and one function that moves a site between them,
-called from kprobe_site_sync_armed(): a site is optimizable when it should be
-armed, has a detour, no post_handler and no other probe inside its
-region, and the debug.kprobes-optimization sysctl is 1. A delayed work
-claims the queued sites, waits one RCU-tasks grace period for all of
-them (no task may still be in the text the jump covers), and asks the
-arch to write all their jumps in one batch (arch_kprobe_queue_optimize();
+called from kprobe_site_sync_armed(): a site is optimizable when it
+should be armed, has a detour, no post_handler and no other probe
+inside its region, and the debug.kprobes-optimization sysctl is 1. A
+delayed work claims the queued sites, waits one RCU-tasks grace period
+for all of them (no task may still be in the text the jump covers),
+and asks the arch to write all their jumps in one batch
+(arch_kprobe_queue_optimize();
 arm's and powerpc's optprobe code is driven through the tree's
 interface, one site at a time). Sites whose jump was ever written are
 freed after an RCU-tasks grace period, since a task may be on its way
@@ -352,8 +353,9 @@ fixups, kept for the 64 functions used last and dropped when their text
 goes away (so only for text whose going kprobes hears of: the kernel's,
 and a module's once kprobes was told it is coming). The text is read
 as it was before any probe of ours, with our jumps mended; no path
-decodes while a jump kprobes cannot find is in the text. Registering 1,000 probes on consecutive instructions of that
-function costs 103 us per probe, and 10,000 of them 80 us per probe.
+decodes while a jump kprobes cannot find is in the text. Registering
+1,000 probes on consecutive instructions of that function costs 103 us
+per probe, and 10,000 of them 80 us per probe.
 EOF
 
 add $x86/optimize.c
@@ -488,25 +490,37 @@ allocation of registering fails once in turn (fault injection) and
 gives -ENOMEM with nothing left behind.
 EOF
 
-# Then the x86-64 cases but those that need a data breakpoint, which
-# come last in their own patch.
+# Then the x86-64 cases of the breakpoint path, then those of jump
+# optimization, then those that need a data breakpoint, each in a patch
+# of its own.
+"$build/unifdef" -B -UCONFIG_HAVE_HW_BREAKPOINT -UCONFIG_OPTPROBES \
+	"$repo/lib/test_kprobes.c" > "$work/lib/test_kprobes.c" || [ $? = 1 ]
+g add -f lib/test_kprobes.c
+add lib/test_kprobes.h
+commit "x86/kprobes: KUnit cases for the x86-64 breakpoint path" <<'EOF'
+Add the x86-64 cases of the breakpoint path to the KUnit suite: probes
+on each instruction kind the int3 handler emulates or copies
+(RIP-relative load, call, jmp, ret, jcc, loop, push/pop, indirect calls
+through a register and through memory, pushf), ENDBR entries (+0 and
++4, and +1..+3 refused), __pfx_ preambles, static call and jump label
+sites, boosting counted in traps per hit (and settled once by the first
+copy to end), a fault in a nested hit's copy, a #UD fixup in a copy
+(vmxoff), a copy_mc-style access refused, someone else's int3 passed
+on, an int3 trap for a byte already restored, and a lock prefix patched
+out on a kernel booted with one CPU.
+EOF
+
 "$build/unifdef" -B -UCONFIG_HAVE_HW_BREAKPOINT "$repo/lib/test_kprobes.c" \
 	> "$work/lib/test_kprobes.c" || [ $? = 1 ]
 g add -f lib/test_kprobes.c
-add lib/test_kprobes.h
-commit "x86/kprobes: KUnit cases for x86-64" <<'EOF'
-Add the x86-64 cases to the KUnit suite: probes on each instruction
-kind the int3 handler emulates or copies (RIP-relative load, call, jmp,
-ret, jcc, loop, push/pop, indirect calls through a register and
-through memory, pushf), ENDBR entries (+0 and +4, and +1..+3 refused),
-__pfx_ preambles, static call and jump label sites, boosting counted in
-traps per hit (and settled once by the first copy to end), a fault in a
-nested hit's copy, a #UD fixup in a copy (vmxoff), a copy_mc-style
-access refused, someone else's int3 passed on, an int3 trap for a byte
-already restored, a lock prefix patched out on a kernel booted with one
-CPU, the query file on a function whose jump is still retiring, and
-optimization: regions with branches, padding and indirect tail calls,
-each optimized and unoptimized while a second CPU hits it.
+commit "x86/kprobes: KUnit cases for jump optimization" <<'EOF'
+Add the cases of CONFIG_OPTPROBES on x86-64 to the KUnit suite: regions
+with branches, calls, returns, padding and indirect tail calls, jump
+label sites in and after a region, the optimizer's refusals, batches
+optimized and unoptimized, sites freed only after an RCU-tasks grace
+period, a nested hit in a detour, each optimized and unoptimized while
+a second CPU hits it, and the query file on a function whose jump is
+still retiring (the query must not decode text that holds it).
 EOF
 
 put lib/test_kprobes.c
