@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The blacklist: the functions and ranges no probe may be placed in,
- * from NOKPROBE_SYMBOL(), the arch, and each module's own list.
+ * from NOKPROBE_SYMBOL(), the arch, and each module's own list, kept up
+ * as modules come and go.
  */
 
 #define pr_fmt(fmt) "kprobes: " fmt
@@ -139,7 +140,7 @@ int __weak arch_populate_kprobe_blacklist(void)
 }
 
 /* Blacklist each symbol named in a '_kprobe_blacklist' array. */
-void kprobe_blacklist_symbols(unsigned long *start, unsigned long *end)
+static void kprobe_blacklist_symbols(unsigned long *start, unsigned long *end)
 {
 	unsigned long *iter;
 
@@ -163,3 +164,44 @@ int __init kprobe_populate_blacklist(void)
 
 	return arch_populate_kprobe_blacklist();
 }
+
+#ifdef CONFIG_MODULES
+static void blacklist_remove_range(unsigned long start, unsigned long end)
+{
+	struct kprobe_blacklist_entry *ent, *next;
+
+	list_for_each_entry_safe(ent, next, &kprobe_blacklist, list) {
+		if (ent->start_addr < start || ent->start_addr >= end)
+			continue;
+		list_del_rcu(&ent->list);
+		kfree_rcu(ent, rcu);
+	}
+}
+
+/*
+ * A module is coming (@add): blacklist its '_kprobe_blacklist' entries
+ * and its __kprobes text. Or it is going: drop every entry in its
+ * memory. kprobe_mutex held.
+ */
+void kprobe_module_blacklist_update(struct module *mod, bool add)
+{
+	unsigned long start, end;
+
+	start = (unsigned long)mod->kprobes_text_start;
+	end = start + mod->kprobes_text_size;
+	if (add) {
+		if (mod->num_kprobe_blacklist)
+			kprobe_blacklist_symbols(mod->kprobe_blacklist,
+						 mod->kprobe_blacklist + mod->num_kprobe_blacklist);
+		kprobe_add_area_blacklist(start, end);
+		return;
+	}
+	for_each_mod_mem_type(type) {
+		struct module_memory *mem = &mod->mem[type];
+
+		if (mem->size)
+			blacklist_remove_range((unsigned long)mem->base,
+					       (unsigned long)mem->base + mem->size);
+	}
+}
+#endif /* CONFIG_MODULES */

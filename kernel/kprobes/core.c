@@ -1892,40 +1892,6 @@ static void module_mem_gone(struct module *mod, bool init_only)
 	}
 }
 
-static void blacklist_remove_range(unsigned long start, unsigned long end)
-{
-	struct kprobe_blacklist_entry *ent, *next;
-
-	list_for_each_entry_safe(ent, next, &kprobe_blacklist, list) {
-		if (ent->start_addr < start || ent->start_addr >= end)
-			continue;
-		list_del_rcu(&ent->list);
-		kfree_rcu(ent, rcu);
-	}
-}
-
-static void module_blacklist_update(struct module *mod, bool add)
-{
-	unsigned long start, end;
-
-	start = (unsigned long)mod->kprobes_text_start;
-	end = start + mod->kprobes_text_size;
-	if (add) {
-		if (mod->num_kprobe_blacklist)
-			kprobe_blacklist_symbols(mod->kprobe_blacklist,
-						 mod->kprobe_blacklist + mod->num_kprobe_blacklist);
-		kprobe_add_area_blacklist(start, end);
-		return;
-	}
-	for_each_mod_mem_type(type) {
-		struct module_memory *mem = &mod->mem[type];
-
-		if (mem->size)
-			blacklist_remove_range((unsigned long)mem->base,
-					       (unsigned long)mem->base + mem->size);
-	}
-}
-
 static int kprobes_module_callback(struct notifier_block *nb,
 				   unsigned long val, void *data)
 {
@@ -1938,7 +1904,7 @@ static int kprobes_module_callback(struct notifier_block *nb,
 	mutex_lock(&kprobe_mutex);
 	switch (val) {
 	case MODULE_STATE_COMING:
-		module_blacklist_update(mod, true);
+		kprobe_module_blacklist_update(mod, true);
 		module_set_coming(mod, true);
 		break;
 	case MODULE_STATE_LIVE:
@@ -1949,7 +1915,7 @@ static int kprobes_module_callback(struct notifier_block *nb,
 	case MODULE_STATE_GOING:
 		module_set_coming(mod, false);
 		module_mem_gone(mod, false);
-		module_blacklist_update(mod, false);
+		kprobe_module_blacklist_update(mod, false);
 		break;
 	}
 	mutex_unlock(&kprobe_mutex);

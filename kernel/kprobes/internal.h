@@ -257,8 +257,8 @@ struct kprobe_blacklist_entry *kprobe_blacklist_entry_of(unsigned long addr);
 bool kprobe_in_blacklisted_range(unsigned long addr);
 bool kprobe_blacklisted_piece(unsigned long addr, const char *name,
 			      const char *modname);
-void kprobe_blacklist_symbols(unsigned long *start, unsigned long *end);
 int __init kprobe_populate_blacklist(void);
+void kprobe_module_blacklist_update(struct module *mod, bool add);
 
 /* ---- counters.c --------------------------------------------------------- */
 
