@@ -2010,6 +2010,18 @@ int __init __weak arch_init_kprobes(void)
 	return 0;
 }
 
+/*
+ * Arches whose traps reach kprobes through the die chain (s390, mips,
+ * sh, sparc, arc) define this; the others call their handlers from the
+ * trap code, and the default lets every event pass.
+ */
+int __weak kprobe_exceptions_notify(struct notifier_block *self,
+				    unsigned long val, void *data)
+{
+	return NOTIFY_DONE;
+}
+NOKPROBE_SYMBOL(kprobe_exceptions_notify);
+
 /* First on the die chain: a trap in kernel text may be one of ours. */
 static struct notifier_block kprobe_die_nb = {
 	.priority = INT_MAX,

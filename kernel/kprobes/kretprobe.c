@@ -27,18 +27,6 @@ int __weak arch_trampoline_kprobe(struct kprobe *p)
 }
 
 /*
- * Arches whose traps reach kprobes through the die chain (s390, mips,
- * sh, sparc, arc) define this; the others call their handlers from the
- * trap code, and the default lets every event pass.
- */
-int __weak kprobe_exceptions_notify(struct notifier_block *self,
-				    unsigned long val, void *data)
-{
-	return NOTIFY_DONE;
-}
-NOKPROBE_SYMBOL(kprobe_exceptions_notify);
-
-/*
  * Kretprobe instances
  * -------------------
  * Each kretprobe owns a pool of rp->maxactive instances, allocated at
