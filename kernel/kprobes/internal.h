@@ -201,9 +201,10 @@ struct kprobe_batch {
  * Never cleared: a task may have taken the jump and been preempted in
  * the detour before it called the arch's handler, which reads the site,
  * and only an RCU-tasks grace period tells when none is left there. So
- * such a site is freed after one (see retired_sites), whether it is
- * still optimized when its last probe goes or had its jump taken out
- * before (disabled, blocked, the sysctl, the enabled switch).
+ * such a site is freed after one (see retired_sites in optimizer.c),
+ * whether it is still optimized when its last probe goes or had its
+ * jump taken out before (disabled, blocked, the sysctl, the enabled
+ * switch).
  */
 #define KPROBE_FLAG_JUMPED	BIT(24)
 
@@ -231,8 +232,8 @@ void kprobe_forget_probed_function(void);
 void kprobe_release_site(struct kprobe *site);
 bool kprobe_find_registered(struct kprobe *p, struct kprobe **site_out);
 unsigned long kprobe_hits_locked(struct kprobe *p);
+void kprobe_site_unhash(struct kprobe *site);
 int kprobe_batch_finish(struct kprobe_batch *b);
-void kprobe_retire_sites(void);
 void kprobe_batch_begin_retired(struct kprobe_batch *b);
 int kprobe_sync_all_sites(void);
 
@@ -282,12 +283,18 @@ bool kprobe_site_check_optimizable(struct kprobe *site, bool armed);
 int kprobe_prepare_detour(struct optimized_kprobe *op, struct kprobe *p);
 bool kprobe_site_prepare_detour(struct kprobe *site, struct kprobe *p);
 void kprobe_site_remove_detour(struct kprobe *site);
-bool kprobe_site_had_jump(struct kprobe *site);
 bool kprobe_site_listed_optimized(struct kprobe *site);
 void kprobe_site_sync_optimized(struct kprobe_batch *b, struct kprobe *site,
 				bool armed);
 void kprobe_sync_covering_sites(struct kprobe_batch *b, kprobe_opcode_t *addr);
 void kprobe_requeue_covering_sites(kprobe_opcode_t *addr);
+
+/* Retiring sites; without the optimizer, none ever retires. */
+bool kprobe_site_start_retiring(struct kprobe *site);
+bool kprobe_site_keep_retired(struct kprobe *site);
+void kprobe_queue_retire_work(void);
+void kprobe_retire_chunk(void);
+void kprobe_retire_sites(void);
 #else
 static inline bool kprobe_site_prepare_detour(struct kprobe *site, struct kprobe *p)
 {
@@ -296,11 +303,6 @@ static inline bool kprobe_site_prepare_detour(struct kprobe *site, struct kprobe
 
 static inline void kprobe_site_remove_detour(struct kprobe *site)
 {
-}
-
-static inline bool kprobe_site_had_jump(struct kprobe *site)
-{
-	return false;
 }
 
 static inline bool kprobe_site_listed_optimized(struct kprobe *site)
@@ -318,6 +320,28 @@ static inline void kprobe_sync_covering_sites(struct kprobe_batch *b, kprobe_opc
 }
 
 static inline void kprobe_requeue_covering_sites(kprobe_opcode_t *addr)
+{
+}
+
+static inline bool kprobe_site_start_retiring(struct kprobe *site)
+{
+	return false;
+}
+
+static inline bool kprobe_site_keep_retired(struct kprobe *site)
+{
+	return false;
+}
+
+static inline void kprobe_queue_retire_work(void)
+{
+}
+
+static inline void kprobe_retire_chunk(void)
+{
+}
+
+static inline void kprobe_retire_sites(void)
 {
 }
 #endif /* CONFIG_OPTPROBES */
