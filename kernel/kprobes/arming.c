@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Arming: putting a site's breakpoint in the text (or its ip in our
- * ftrace filters) and taking it out, batched per registration call.
+ * ftrace filters) and taking it out. kprobe_site_sync_armed() queues the
+ * change into the caller's batch (batch.c), which applies the breakpoint
+ * writes, and the ftrace filter changes with kprobe_ftrace_changes_apply(),
+ * once per registration call.
  */
 
 #define pr_fmt(fmt) "kprobes: " fmt
@@ -257,41 +260,6 @@ out:
 	kfree(l->change);
 	kfree(l->ips);
 	return ret;
-}
-
-void kprobes_lock_text(void)
-{
-	cpus_read_lock();
-	jump_label_lock();
-	mutex_lock(&text_mutex);
-}
-
-/*
- * Start a batch; the text locks are held until kprobe_batch_finish()
- * applies it. Paths that decode text, write text near a retiring site's
- * jump, or need it gone, start with kprobe_batch_begin_retired() instead.
- */
-void kprobe_batch_begin(struct kprobe_batch *b)
-{
-	memset(b, 0, sizeof(*b));
-	INIT_LIST_HEAD(&b->free_list);
-	INIT_LIST_HEAD(&b->free_aggregates);
-	kprobes_lock_text();
-}
-
-void kprobes_unlock_text(void)
-{
-	mutex_unlock(&text_mutex);
-	jump_label_unlock();
-	cpus_read_unlock();
-}
-
-/* Apply the queued breakpoint writes; text_mutex held. */
-void kprobe_batch_apply_text(struct kprobe_batch *b)
-{
-	if (b->poked)
-		arch_kprobe_queue_apply();
-	b->poked = false;
 }
 
 /*

@@ -32,10 +32,10 @@
  * filter) exactly when kprobe_site_wants_armed() says so: it is not gone, at
  * least one member is enabled, and kprobes are not globally disarmed.
  * Every path that may change that answer ends in kprobe_site_sync_armed(),
- * which is the one place that arms or disarms. Arming is batched: sites
- * are queued and the text is patched and serialized once per batch
- * (see struct kprobe_batch), and a batch of removals waits for one RCU
- * grace period, not one per probe.
+ * which is the one place that arms or disarms (arming.c). Arming is
+ * batched: sites are queued and the text is patched and serialized once
+ * per batch (see struct kprobe_batch, batch.c), and a batch of removals
+ * waits for one RCU grace period, not one per probe.
  *
  * Optimization (CONFIG_OPTPROBES)
  * -------------------------------
@@ -78,8 +78,8 @@
  * searches the index (see struct kprobe_index) and walks the members
  * list with the _rcu list primitives. Writers publish with release
  * stores and the _rcu list primitives and wait for a grace period
- * (kprobe_batch_finish()) before they free a site, an aggregate, a hit
- * counter or an instruction slot.
+ * (kprobe_batch_finish(), batch.c) before they free a site, an
+ * aggregate, a hit counter or an instruction slot.
  *
  * Lock order: kprobe_mutex -> cpus_read_lock -> jump_label_lock ->
  * text_mutex. ftrace takes text_mutex itself, so ftrace filters are
@@ -98,12 +98,13 @@
  * This file holds the table, aggregates, address resolution and the
  * life cycle above (registering, unregistering, enable/disable, text
  * going away, init). The rest of kernel/kprobes/ each own one concept
- * and its data, reached through internal.h: arming.c (breakpoints and
- * ftrace filters, batched), optimizer.c (jumps, and the retiring of
- * optimized sites), slots.c (instruction slots), blacklist.c (with the
- * modules' entries), counters.c (per-CPU hit counters), kretprobe.c
- * (return instances) and debugfs.c (the files under
- * /sys/kernel/debug/kprobes/).
+ * and its data, reached through internal.h: batch.c (a registration
+ * call's batch: the text locks, publishing it, its grace period, freeing
+ * the sites that left), arming.c (breakpoints and ftrace filters),
+ * optimizer.c (jumps, and the retiring of optimized sites), slots.c
+ * (instruction slots), blacklist.c (with the modules' entries),
+ * counters.c (per-CPU hit counters), kretprobe.c (return instances) and
+ * debugfs.c (the files under /sys/kernel/debug/kprobes/).
  */
 
 #define pr_fmt(fmt) "kprobes: " fmt
@@ -331,7 +332,7 @@ static void index_remove(struct kprobe *site)
 }
 
 /* After removals: give memory back when the index is mostly empty. */
-static void index_shrink(void)
+void kprobe_index_shrink(void)
 {
 	struct kprobe_index *idx = index_locked();
 
@@ -1193,10 +1194,10 @@ void kprobe_site_unhash(struct kprobe *site)
 
 /*
  * Take @p out of its site. A site left without members is disarmed now
- * and leaves the table in kprobe_batch_publish(), once the disarming
- * reached every CPU, or, if it is optimized, retires (optimizer.c).
- * Either way the batch waits for a grace period before it returns,
- * since a CPU may still be running @p's handlers.
+ * and leaves the table when the batch is published (batch.c), once the
+ * disarming reached every CPU, or, if it is optimized, retires
+ * (optimizer.c). Either way the batch waits for a grace period before
+ * it returns, since a CPU may still be running @p's handlers.
  */
 static void remove_probe(struct kprobe_batch *b, struct kprobe *p, struct kprobe *site)
 {
@@ -1220,137 +1221,6 @@ static void remove_probe(struct kprobe_batch *b, struct kprobe *p, struct kprobe
 		list_add_tail(&to_aggr(site)->dying, &b->free_aggregates);
 	else
 		list_add_tail(&site->list, &b->free_list);
-}
-
-/*
- * Start the batch's grace period now, so that it runs while the caller
- * does what needs none; synchronize_rcu() would start it only when
- * called, and waits the same way: a callback that wakes it. While the
- * kernel boots, synchronize_rcu() is expedited (or has nothing to wait
- * for), so kprobe_batch_finish() leaves it to that.
- */
-static void batch_start_grace_period(struct kprobe_batch *b)
-{
-	if (system_state < SYSTEM_RUNNING)
-		return;
-	init_rcu_head_on_stack(&b->grace.head);
-	init_completion(&b->grace.completion);
-	call_rcu_hurry(&b->grace.head, wakeme_after_rcu);
-	b->grace_started = true;
-}
-
-/*
- * Wait for the batch's grace period with no lock held, so that other
- * callers (registering, enabling, other unregistering threads, whose
- * grace periods then overlap with this one) are not held up by it.
- */
-static void batch_wait_grace_period(struct kprobe_batch *b)
-{
-	lockdep_assert_not_held(&kprobe_mutex);
-	lockdep_assert_not_held(&text_mutex);
-	if (!b->grace_started) {
-		synchronize_rcu();
-		return;
-	}
-	wait_for_completion(&b->grace.completion);
-	destroy_rcu_head_on_stack(&b->grace.head);
-	b->grace_started = false;
-}
-
-/* Free the sites a batch took out, once its grace period is over. */
-static void release_dying_sites(struct kprobe_batch *b)
-{
-	struct kprobe_aggregate *agg, *next_agg;
-	struct kprobe *site, *next;
-
-	lockdep_assert_held(&kprobe_mutex);
-	list_for_each_entry_safe(site, next, &b->free_list, list) {
-		list_del_init(&site->list);
-		site->flags &= ~KPROBE_FLAGS_PRIVATE;
-		kprobe_release_site(site);
-	}
-	list_for_each_entry_safe(agg, next_agg, &b->free_aggregates, dying) {
-		list_del_init(&agg->dying);
-		if (!kprobe_site_keep_retired(aggr_site(agg)))
-			kprobe_release_site(aggr_site(agg));
-	}
-	kprobe_counter_trim();
-	kprobe_queue_retire_work();
-}
-
-/*
- * Publish a batch: apply the text writes, drop text_mutex, update ftrace,
- * take the dying sites out of the table and start the grace period after
- * which no CPU is running a handler of the removed probes nor executing
- * the instruction copy of a removed site.
- */
-static int batch_publish(struct kprobe_batch *b)
-{
-	struct kprobe_aggregate *agg;
-	struct kprobe *site;
-	int ret, err;
-
-	kprobe_batch_apply_text(b);
-	kprobes_unlock_text();
-
-	ret = kprobe_ftrace_changes_apply(&b->ftrace[KPROBE_FTRACE_PLAIN], KPROBE_FTRACE_PLAIN);
-	err = kprobe_ftrace_changes_apply(&b->ftrace[KPROBE_FTRACE_IPMODIFY],
-					  KPROBE_FTRACE_IPMODIFY);
-	ret = ret ?: err;
-
-	list_for_each_entry(site, &b->free_list, list)
-		kprobe_site_unhash(site);
-	list_for_each_entry(agg, &b->free_aggregates, dying)
-		kprobe_site_unhash(aggr_site(agg));
-	if (b->need_sync)
-		batch_start_grace_period(b);
-
-	index_shrink();
-	list_for_each_entry(site, &b->free_list, list)
-		kprobe_requeue_covering_sites(site->addr);
-	list_for_each_entry(agg, &b->free_aggregates, dying)
-		kprobe_requeue_covering_sites(aggr_site(agg)->addr);
-	return ret;
-}
-
-/**
- * kprobe_batch_finish() - end a batch begun by kprobe_batch_begin()
- * @b: the batch
- *
- * Applies the batch's text and ftrace changes and drops the text locks.
- * A batch that took probes out of the table (b->need_sync) then waits
- * for an RCU grace period, after which no CPU runs their handlers, and
- * frees the sites that left: it drops kprobe_mutex while it waits, so
- * its caller must look up again anything it found before. kprobe_mutex
- * held on entry and on return.
- *
- * Return: 0, or the error ftrace gave for a site it could not arm (that
- * site is left unarmed).
- */
-int kprobe_batch_finish(struct kprobe_batch *b)
-{
-	int ret = batch_publish(b);
-
-	if (!b->need_sync)
-		return ret;
-	/* While the grace period runs: a chunk of the retiring sites' text. */
-	kprobe_retire_chunk();
-	mutex_unlock(&kprobe_mutex);
-	batch_wait_grace_period(b);
-	mutex_lock(&kprobe_mutex);
-	release_dying_sites(b);
-	return ret;
-}
-
-/*
- * Start a batch after writing back the retiring sites' text: for paths
- * that may write near their jumps, or decode text (registering, the
- * optimizer), or need them gone (text going away, the global switches).
- */
-void kprobe_batch_begin_retired(struct kprobe_batch *b)
-{
-	kprobe_retire_sites();
-	kprobe_batch_begin(b);
 }
 
 static void unregister_locked(struct kprobe **kps, int num);

@@ -3,11 +3,13 @@
  * What the files of the kprobes core share. core.c owns the probe
  * table and the life cycle of probes and sites (its opening comment is
  * the map); the other files each own one concept and the data that
- * goes with it: slots.c the instruction slots, blacklist.c the
- * blacklist, arming.c the breakpoints and ftrace filters, optimizer.c
- * the jumps, counters.c the hit counters, kretprobe.c the return
- * instances, debugfs.c the files under /sys/kernel/debug/kprobes/.
- * Nothing here is for use outside kernel/kprobes/.
+ * goes with it: batch.c a registration call's batch, arming.c the
+ * breakpoints and ftrace filters, optimizer.c the jumps and the
+ * retiring of optimized sites, slots.c the instruction slots,
+ * blacklist.c the blacklist, counters.c the hit counters, kretprobe.c
+ * the return instances, debugfs.c the files under
+ * /sys/kernel/debug/kprobes/. Only what two files or more use is
+ * declared here; nothing here is for use outside kernel/kprobes/.
  */
 #ifndef _KERNEL_KPROBES_INTERNAL_H
 #define _KERNEL_KPROBES_INTERNAL_H
@@ -103,7 +105,7 @@ static inline struct kprobe *aggr_site(struct kprobe_aggregate *agg)
 #endif
 }
 
-/* ---- arming.c: one registration call's batch ---------------------------- */
+/* ---- batch.c: one registration call's batch ----------------------------- */
 
 /*
  * The changes a batch makes to one of our ftrace filters: an ip is added
@@ -233,19 +235,23 @@ void kprobe_release_site(struct kprobe *site);
 bool kprobe_find_registered(struct kprobe *p, struct kprobe **site_out);
 unsigned long kprobe_hits_locked(struct kprobe *p);
 void kprobe_site_unhash(struct kprobe *site);
-int kprobe_batch_finish(struct kprobe_batch *b);
-void kprobe_batch_begin_retired(struct kprobe_batch *b);
+void kprobe_index_shrink(void);
 int kprobe_sync_all_sites(void);
+
+/* ---- batch.c ------------------------------------------------------------ */
+
+void kprobes_lock_text(void);
+void kprobes_unlock_text(void);
+void kprobe_batch_begin(struct kprobe_batch *b);
+void kprobe_batch_begin_retired(struct kprobe_batch *b);
+void kprobe_batch_apply_text(struct kprobe_batch *b);
+int kprobe_batch_finish(struct kprobe_batch *b);
 
 /* ---- arming.c ----------------------------------------------------------- */
 
 bool kprobe_site_wants_armed(struct kprobe *site);
 bool kprobe_site_is_armed(struct kprobe *site);
 int kprobe_ftrace_changes_apply(struct kprobe_ftrace_changes *l, int kind);
-void kprobes_lock_text(void);
-void kprobes_unlock_text(void);
-void kprobe_batch_begin(struct kprobe_batch *b);
-void kprobe_batch_apply_text(struct kprobe_batch *b);
 int kprobe_site_sync_armed(struct kprobe_batch *b, struct kprobe *site);
 
 /* ---- slots.c ------------------------------------------------------------ */

@@ -473,7 +473,7 @@ static DECLARE_WORK(retire_work, retire_work_fn);
  * that takes an RCU-tasks grace period, as the optimizer's does. Sites
  * come here from retiring_sites, or from a batch that took out a site
  * whose jump had been taken out before (release_dying_sites() in
- * core.c, through kprobe_site_keep_retired()). Under kprobe_mutex.
+ * batch.c, through kprobe_site_keep_retired()). Under kprobe_mutex.
  */
 static LIST_HEAD(retired_sites);
 

@@ -153,9 +153,9 @@ Add the core of a replacement, in kernel/kprobes/, one file per concept
 - registration in batches: register_kprobes() and unregister_kprobes()
   resolve and check every probe, queue their sites' text changes, apply
   them once and wait for one grace period for all of them, with no lock
-  held, so that threads closing probes at once share grace periods and
-  nobody else waits behind them; a failed batch rolls back. The error
-  codes are the tree's;
+  held (batch.c, two patches on), so that threads closing probes at once
+  share grace periods and nobody else waits behind them; a failed batch
+  rolls back. The error codes are the tree's;
 - text that goes away (module unload, init memory): its probes become
   GONE, as in the tree.
 
@@ -174,21 +174,39 @@ probe when it is registered: one text_poke_sync() per probe, one
 ftrace filter update per probe.
 
 arming.c holds kprobe_site_sync_armed(), the one function that brings a
-site in line with whether it should be armed, and the batch it queues
-into: breakpoint writes go to the arch (arch_kprobe_queue_arm(), with
-a default that writes each at once for architectures that do not
-batch) and are applied once per batch with text_mutex held; ftrace filter
-changes are summed per ip and applied once per batch after text_mutex
-is dropped (ftrace takes it); when ftrace refuses the batch (a livepatch
-holds one of the functions), each site is tried alone, so that every
-site it takes is armed and each it does not is reported, as the tree
-reports them. Sites at ftrace sites are served by two
-ftrace_ops, one with FTRACE_OPS_FL_IPMODIFY for sites with a
-post_handler and one without, so that probes at a function's entry can
-live beside a livepatch of it, as in the tree.
+site in line with whether it should be armed, and what it queues into
+the caller's batch (next patch): breakpoint writes go to the arch
+(arch_kprobe_queue_arm(), with a default that writes each at once for
+architectures that do not batch) and are applied once per batch with
+text_mutex held; ftrace filter changes are summed per ip and applied
+once per batch after text_mutex is dropped (ftrace takes it); when
+ftrace refuses the batch (a livepatch holds one of the functions), each
+site is tried alone, so that every site it takes is armed and each it
+does not is reported, as the tree reports them. Sites at ftrace sites
+are served by two ftrace_ops, one with FTRACE_OPS_FL_IPMODIFY for sites
+with a post_handler and one without, so that probes at a function's
+entry can live beside a livepatch of it, as in the tree.
 
 Registering probes at the entries of 1,000 functions in one call takes
 0.07 of the tree's time (one ftrace update instead of 1,000).
+EOF
+
+add $core/batch.c
+commit "kprobes: one batch per registration call, and one grace period" <<'EOF'
+The tree changes probes one at a time: each register_kprobe() writes
+and serializes its own breakpoint, and each unregister_kprobe() waits
+for an RCU grace period of its own.
+
+batch.c holds the batch in which registering, unregistering, enable
+and disable, text going away and the global switches change sites: it
+takes the text locks when it begins; when it ends, it applies the
+queued breakpoint writes once, drops text_mutex, applies the ftrace
+filter changes, takes the sites that left out of the table and starts
+one grace period for all of them at once, so that it runs while the
+rest is done. It waits for it with kprobe_mutex dropped, then frees the
+sites that left; a site whose jump was ever written goes to the
+optimizer, which frees it after an RCU-tasks grace period. A batch in
+which no probe left the table waits for nothing.
 EOF
 
 add $core/slots.c
@@ -267,11 +285,14 @@ inside its region, and the debug.kprobes-optimization sysctl is 1. A
 delayed work claims the queued sites, waits one RCU-tasks grace period
 for all of them (no task may still be in the text the jump covers),
 and asks the arch to write all their jumps in one batch
-(arch_kprobe_queue_optimize();
-arm's and powerpc's optprobe code is driven through the tree's
-interface, one site at a time). Sites whose jump was ever written are
-freed after an RCU-tasks grace period, since a task may be on its way
-through the detour to the handler call.
+(arch_kprobe_queue_optimize(); arm's and powerpc's optprobe code is
+driven through the tree's interface, one site at a time). An optimized
+site whose last probe goes "retires": it leaves the table at once, its
+jump is written back in chunks while the unregistering call's grace
+period runs and by a work item after it, and no path decodes text
+while one retires. Sites whose jump was ever written are freed after
+an RCU-tasks grace period, since a task may be on its way through the
+detour to the handler call.
 
 1,000 probes registered in one call are all optimized 195 ms (virtual)
 after the call, against the tree's 5,262 ms.
@@ -434,8 +455,8 @@ EOF
 remove kernel/kprobes.c
 maintainers_files add kernel/kprobes/
 maintainers_files del $core/Makefile $core/internal.h $core/core.c \
-	$core/arming.c $core/slots.c $core/blacklist.c $core/counters.c \
-	$core/kretprobe.c $core/optimizer.c $core/debugfs.c
+	$core/arming.c $core/batch.c $core/slots.c $core/blacklist.c \
+	$core/counters.c $core/kretprobe.c $core/optimizer.c $core/debugfs.c
 commit "kprobes: remove the rest of the old core" <<'EOF'
 Nothing builds kernel/kprobes.c since the switch to kernel/kprobes/.
 Remove what is left of it, and let MAINTAINERS name the directory.

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Batches: what one registration call changes, applied at once. A batch
+ * holds the text locks from kprobe_batch_begin() on; arming.c and
+ * optimizer.c queue breakpoint and jump writes and ftrace filter changes
+ * into it, and kprobe_batch_finish() applies them, takes the sites that
+ * left out of the table, waits for one RCU grace period for all of them
+ * with no lock held, and frees them.
+ */
+
+#define pr_fmt(fmt) "kprobes: " fmt
+
+#include "internal.h"
+
+void kprobes_lock_text(void)
+{
+	cpus_read_lock();
+	jump_label_lock();
+	mutex_lock(&text_mutex);
+}
+
+/*
+ * Start a batch; the text locks are held until kprobe_batch_finish()
+ * applies it. Paths that decode text, write text near a retiring site's
+ * jump, or need it gone, start with kprobe_batch_begin_retired() instead.
+ */
+void kprobe_batch_begin(struct kprobe_batch *b)
+{
+	memset(b, 0, sizeof(*b));
+	INIT_LIST_HEAD(&b->free_list);
+	INIT_LIST_HEAD(&b->free_aggregates);
+	kprobes_lock_text();
+}
+
+void kprobes_unlock_text(void)
+{
+	mutex_unlock(&text_mutex);
+	jump_label_unlock();
+	cpus_read_unlock();
+}
+
+/* Apply the queued breakpoint writes; text_mutex held. */
+void kprobe_batch_apply_text(struct kprobe_batch *b)
+{
+	if (b->poked)
+		arch_kprobe_queue_apply();
+	b->poked = false;
+}
+
+/*
+ * Start a batch after writing back the retiring sites' text: for paths
+ * that may write near their jumps, or decode text (registering, the
+ * optimizer), or need them gone (text going away, the global switches).
+ */
+void kprobe_batch_begin_retired(struct kprobe_batch *b)
+{
+	kprobe_retire_sites();
+	kprobe_batch_begin(b);
+}
+
+/*
+ * Start the batch's grace period now, so that it runs while the caller
+ * does what needs none; synchronize_rcu() would start it only when
+ * called, and waits the same way: a callback that wakes it. While the
+ * kernel boots, synchronize_rcu() is expedited (or has nothing to wait
+ * for), so kprobe_batch_finish() leaves it to that.
+ */
+static void batch_start_grace_period(struct kprobe_batch *b)
+{
+	if (system_state < SYSTEM_RUNNING)
+		return;
+	init_rcu_head_on_stack(&b->grace.head);
+	init_completion(&b->grace.completion);
+	call_rcu_hurry(&b->grace.head, wakeme_after_rcu);
+	b->grace_started = true;
+}
+
+/*
+ * Wait for the batch's grace period with no lock held, so that other
+ * callers (registering, enabling, other unregistering threads, whose
+ * grace periods then overlap with this one) are not held up by it.
+ */
+static void batch_wait_grace_period(struct kprobe_batch *b)
+{
+	lockdep_assert_not_held(&kprobe_mutex);
+	lockdep_assert_not_held(&text_mutex);
+	if (!b->grace_started) {
+		synchronize_rcu();
+		return;
+	}
+	wait_for_completion(&b->grace.completion);
+	destroy_rcu_head_on_stack(&b->grace.head);
+	b->grace_started = false;
+}
+
+/* Free the sites a batch took out, once its grace period is over. */
+static void release_dying_sites(struct kprobe_batch *b)
+{
+	struct kprobe_aggregate *agg, *next_agg;
+	struct kprobe *site, *next;
+
+	lockdep_assert_held(&kprobe_mutex);
+	list_for_each_entry_safe(site, next, &b->free_list, list) {
+		list_del_init(&site->list);
+		site->flags &= ~KPROBE_FLAGS_PRIVATE;
+		kprobe_release_site(site);
+	}
+	list_for_each_entry_safe(agg, next_agg, &b->free_aggregates, dying) {
+		list_del_init(&agg->dying);
+		if (!kprobe_site_keep_retired(aggr_site(agg)))
+			kprobe_release_site(aggr_site(agg));
+	}
+	kprobe_counter_trim();
+	kprobe_queue_retire_work();
+}
+
+/*
+ * Publish a batch: apply the text writes, drop text_mutex, update ftrace,
+ * take the dying sites out of the table and start the grace period after
+ * which no CPU is running a handler of the removed probes nor executing
+ * the instruction copy of a removed site.
+ */
+static int batch_publish(struct kprobe_batch *b)
+{
+	struct kprobe_aggregate *agg;
+	struct kprobe *site;
+	int ret, err;
+
+	kprobe_batch_apply_text(b);
+	kprobes_unlock_text();
+
+	ret = kprobe_ftrace_changes_apply(&b->ftrace[KPROBE_FTRACE_PLAIN], KPROBE_FTRACE_PLAIN);
+	err = kprobe_ftrace_changes_apply(&b->ftrace[KPROBE_FTRACE_IPMODIFY],
+					  KPROBE_FTRACE_IPMODIFY);
+	ret = ret ?: err;
+
+	list_for_each_entry(site, &b->free_list, list)
+		kprobe_site_unhash(site);
+	list_for_each_entry(agg, &b->free_aggregates, dying)
+		kprobe_site_unhash(aggr_site(agg));
+	if (b->need_sync)
+		batch_start_grace_period(b);
+
+	kprobe_index_shrink();
+	list_for_each_entry(site, &b->free_list, list)
+		kprobe_requeue_covering_sites(site->addr);
+	list_for_each_entry(agg, &b->free_aggregates, dying)
+		kprobe_requeue_covering_sites(aggr_site(agg)->addr);
+	return ret;
+}
+
+/**
+ * kprobe_batch_finish() - end a batch begun by kprobe_batch_begin()
+ * @b: the batch
+ *
+ * Applies the batch's text and ftrace changes and drops the text locks.
+ * A batch that took probes out of the table (b->need_sync) then waits
+ * for an RCU grace period, after which no CPU runs their handlers, and
+ * frees the sites that left: it drops kprobe_mutex while it waits, so
+ * its caller must look up again anything it found before. kprobe_mutex
+ * held on entry and on return.
+ *
+ * Return: 0, or the error ftrace gave for a site it could not arm (that
+ * site is left unarmed).
+ */
+int kprobe_batch_finish(struct kprobe_batch *b)
+{
+	int ret = batch_publish(b);
+
+	if (!b->need_sync)
+		return ret;
+	/* While the grace period runs: a chunk of the retiring sites' text. */
+	kprobe_retire_chunk();
+	mutex_unlock(&kprobe_mutex);
+	batch_wait_grace_period(b);
+	mutex_lock(&kprobe_mutex);
+	release_dying_sites(b);
+	return ret;
+}
