@@ -403,8 +403,8 @@ int kprobe_aggr_pre_handler(struct kprobe *site, struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(kprobe_aggr_pre_handler);
 
-void kprobe_aggr_post_handler(struct kprobe *site, struct pt_regs *regs,
-			      unsigned long flags)
+static void kprobe_aggr_post_handler(struct kprobe *site, struct pt_regs *regs,
+				     unsigned long flags)
 {
 	struct kprobe *p;
 

@@ -65,8 +65,6 @@ extern struct list_head kprobe_blacklist;	/* blacklist.c */
 /* ---- core.c: aggregate sites -------------------------------------------- */
 
 int kprobe_aggr_pre_handler(struct kprobe *site, struct pt_regs *regs);
-void kprobe_aggr_post_handler(struct kprobe *site, struct pt_regs *regs,
-			      unsigned long flags);
 
 static nokprobe_inline bool kprobe_is_aggr(struct kprobe *p)
 {
@@ -285,7 +283,6 @@ void __init kretprobe_populate_blacklist(void);
 extern int kprobes_optimization;
 
 struct kprobe *kprobe_region_probe(struct optimized_kprobe *op);
-bool kprobe_site_check_optimizable(struct kprobe *site, bool armed);
 int kprobe_prepare_detour(struct optimized_kprobe *op, struct kprobe *p);
 bool kprobe_site_prepare_detour(struct kprobe *site, struct kprobe *p);
 void kprobe_site_remove_detour(struct kprobe *site);

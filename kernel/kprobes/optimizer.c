@@ -143,7 +143,7 @@ static void site_set_blocked(struct kprobe *site, bool blocked)
  * and a probe inside the region needs its own breakpoint; when that is
  * the only reason, the site is marked OPT_BLOCKED.
  */
-bool kprobe_site_check_optimizable(struct kprobe *site, bool armed)
+static bool kprobe_site_check_optimizable(struct kprobe *site, bool armed)
 {
 	bool may = armed && kprobes_optimization && kprobe_site_wants_armed(site) &&
 		   site_has_detour(site) && !site->post_handler;
