@@ -270,8 +270,10 @@ out:
  */
 int kprobe_site_sync_armed(struct kprobe_batch *b, struct kprobe *site)
 {
-	bool want = kprobe_site_wants_armed(site);
+	bool want;
 
+	lockdep_assert_held(&text_mutex);
+	want = kprobe_site_wants_armed(site);
 	kprobe_site_sync_optimized(b, site, want);
 	if (kprobe_ftrace(site))
 		return ftrace_site_sync(b, site, want);

@@ -42,6 +42,7 @@ void kprobes_unlock_text(void)
 /* Apply the queued breakpoint writes; text_mutex held. */
 void kprobe_batch_apply_text(struct kprobe_batch *b)
 {
+	lockdep_assert_held(&text_mutex);
 	if (b->poked)
 		arch_kprobe_queue_apply();
 	b->poked = false;
@@ -165,8 +166,10 @@ static int batch_publish(struct kprobe_batch *b)
  */
 int kprobe_batch_finish(struct kprobe_batch *b)
 {
-	int ret = batch_publish(b);
+	int ret;
 
+	lockdep_assert_held(&kprobe_mutex);
+	ret = batch_publish(b);
 	if (!b->need_sync)
 		return ret;
 	/* While the grace period runs: a chunk of the retiring sites' text. */

@@ -25,6 +25,8 @@ struct kprobe_blacklist_entry *kprobe_blacklist_entry_of(unsigned long addr)
 {
 	struct kprobe_blacklist_entry *ent;
 
+	RCU_LOCKDEP_WARN(!lockdep_is_held(&kprobe_mutex) && !rcu_read_lock_any_held(),
+			 "kprobe blacklist read without kprobe_mutex or RCU");
 	list_for_each_entry_rcu(ent, &kprobe_blacklist, list,
 				lockdep_is_held(&kprobe_mutex))
 		if (addr - ent->start_addr < ent->end_addr - ent->start_addr)
@@ -187,6 +189,7 @@ void kprobe_module_blacklist_update(struct module *mod, bool add)
 {
 	unsigned long start, end;
 
+	lockdep_assert_held(&kprobe_mutex);
 	start = (unsigned long)mod->kprobes_text_start;
 	end = start + mod->kprobes_text_size;
 	if (add) {

@@ -242,6 +242,7 @@ static struct kprobe_index_entry *index_find(struct kprobe_index *idx,
 {
 	unsigned long i;
 
+	lockdep_assert_held(&kprobe_mutex);
 	for (i = index_start(idx, addr);; i = (i + 1) & idx->mask) {
 		struct kprobe_index_entry *e = &idx->entry[i];
 
@@ -744,6 +745,8 @@ static int check_probe_address(struct kprobe *p)
 	unsigned long addr = (unsigned long)p->addr;
 	unsigned long ftrace_addr;
 
+	lockdep_assert_held(&kprobe_mutex);
+	lockdep_assert_held(&text_mutex);
 	/*
 	 * Only the site itself is ftrace's. Elsewhere in the ftrace call, the
 	 * arch's boundary check refuses; and a symbol's first instruction
@@ -796,6 +799,8 @@ int kprobe_check_point(struct kprobe *p, struct kprobe **site,
 {
 	int ret;
 
+	lockdep_assert_held(&kprobe_mutex);
+	lockdep_assert_held(&text_mutex);
 	*mod = NULL;
 	ret = place_probe(p);
 	if (ret)
@@ -919,6 +924,7 @@ unsigned long kprobe_hits_locked(struct kprobe *p)
 	unsigned long hits;
 	struct kprobe *site;
 
+	lockdep_assert_held(&kprobe_mutex);
 	if (!p->nhit)
 		return 0;
 	hits = sum_hit_counter(p->nhit);
@@ -1098,6 +1104,8 @@ static int add_probe(struct kprobe_batch *b, struct kprobe *p)
 	struct kprobe *site;
 	int ret;
 
+	lockdep_assert_held(&kprobe_mutex);
+	lockdep_assert_held(&text_mutex);
 	ret = kprobe_check_point(p, &site, &mod);
 	if (ret)
 		goto unpin;	/* p->nhit may be a registered probe's: keep it */
@@ -1295,6 +1303,7 @@ static void unregister_locked(struct kprobe **kps, int num)
 	struct kprobe *site;
 	int i;
 
+	lockdep_assert_held(&kprobe_mutex);
 	kprobe_batch_begin(&b);
 	for (i = 0; i < num; i++) {
 		if (!kps[i])
@@ -1436,6 +1445,7 @@ static void mark_range_gone(unsigned long start, unsigned long end)
 	struct kprobe *site, *m;
 	unsigned int i;
 
+	lockdep_assert_held(&kprobe_mutex);
 	arch_kprobe_text_gone(start, end);
 	probed_function.size = 0;
 	kprobe_batch_begin_retired(&b);
@@ -1652,6 +1662,7 @@ int kprobe_sync_all_sites(void)
 	unsigned int i;
 	int ret = 0;
 
+	lockdep_assert_held(&kprobe_mutex);
 	kprobe_batch_begin_retired(&b);
 	for (i = 0; i < KPROBE_TABLE_SIZE; i++)
 		hlist_for_each_entry(site, &kprobe_table[i], hlist)

@@ -150,8 +150,10 @@ static unsigned long chunk_bit(struct counter_chunk *c, unsigned long __percpu *
 /* Is @counter one kprobe_counter_alloc() handed out and not given back yet? */
 bool kprobe_counter_in_use(unsigned long __percpu *counter)
 {
-	struct counter_chunk *c = counter ? chunk_search(counter) : NULL;
+	struct counter_chunk *c;
 
+	lockdep_assert_held(&kprobe_mutex);
+	c = counter ? chunk_search(counter) : NULL;
 	return c && (c->used & chunk_bit(c, counter));
 }
 

@@ -443,6 +443,9 @@ static int kretprobe_prepare(struct kretprobe *rp)
 	bool on_func_entry;
 	int ret;
 
+	/* It takes kprobe_mutex, which comes before text_mutex. */
+	lockdep_assert_not_held(&kprobe_mutex);
+	lockdep_assert_not_held(&text_mutex);
 	/* A registered one must keep its pool: refuse before touching it. */
 	if (!rp || kprobe_is_registered(&rp->kp))
 		return -EINVAL;

@@ -191,6 +191,7 @@ static bool kprobe_site_had_jump(struct kprobe *site)
  */
 bool kprobe_site_listed_optimized(struct kprobe *site)
 {
+	lockdep_assert_held(&kprobe_mutex);
 	return site->flags & (KPROBE_FLAG_OPTIMIZED | KPROBE_FLAG_OPT_QUEUED);
 }
 
@@ -565,6 +566,7 @@ static void retire_some_sites(unsigned int max)
  */
 void kprobe_retire_chunk(void)
 {
+	lockdep_assert_held(&kprobe_mutex);
 	if (!retire_work_paused)
 		retire_some_sites(RETIRE_CHUNK);
 	kprobe_queue_retire_work();
@@ -578,6 +580,7 @@ void kprobe_retire_chunk(void)
  */
 void kprobe_retire_sites(void)
 {
+	lockdep_assert_held(&kprobe_mutex);
 	retire_some_sites(UINT_MAX);
 	kprobe_queue_retire_work();
 }

@@ -146,6 +146,7 @@ out:
 static void release_slot(struct kprobe_insn_cache *c,
 			 struct kprobe_insn_page *page, unsigned int bit)
 {
+	lockdep_assert_held(&c->mutex);
 	__clear_bit(bit, page_bitmap(c, page, SLOTS_USED));
 	/*
 	 * A cache keeps its last page: probes tend to come back, and
