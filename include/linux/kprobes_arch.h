@@ -47,9 +47,11 @@
  * change) and, for anything that reads or writes text, also
  * cpus_read_lock(), jump_label_lock() and text_mutex, in that order: an
  * arch that patches text with stop_machine() must use
- * stop_machine_cpuslocked(). Hit-path hooks run wherever the arch's trap
- * or detour calls them, with preemption or interrupts disabled; they may
- * not sleep nor take any lock that registration holds.
+ * stop_machine_cpuslocked(). A hook checks kprobe_mutex with
+ * kprobe_assert_mutex_held() and text_mutex with lockdep_assert_held().
+ * Hit-path hooks run wherever the arch's trap or detour calls them, with
+ * preemption or interrupts disabled; they may not sleep nor take any lock
+ * that registration holds.
  */
 
 /* ---- the arch's hooks: a probe's life ------------------------------- */
@@ -398,6 +400,18 @@ void kprobe_busy_end(void);
  * arch_prepare_optimized_kprobe(), where they refuse.
  */
 int kprobe_refuse(int err, const char *rule);
+
+/*
+ * For a hook the core calls with kprobe_mutex held, which is the core's
+ * own: a lockdep warning when it is not held. Nothing without lockdep.
+ */
+#ifdef CONFIG_LOCKDEP
+void kprobe_assert_mutex_held(void);
+#else
+static inline void kprobe_assert_mutex_held(void)
+{
+}
+#endif
 
 /* The function around @addr: true and its bounds, or false when none. */
 bool kprobe_function_bounds(unsigned long addr, unsigned long *start,

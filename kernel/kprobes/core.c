@@ -89,6 +89,9 @@
  * periods and nobody else waits behind them; the optimizer and
  * retire_work wait with no lock held.
  *
+ * A function that relies on a lock asserts it with lockdep; the arch's
+ * hooks check kprobe_mutex with kprobe_assert_mutex_held().
+ *
  * Instruction slots and detour buffers that a preempted task may still
  * be inside are freed "dirty" and reused after an RCU-tasks grace period
  * (reap_dirty_slots()), without making unregister wait for it.
@@ -138,6 +141,19 @@ int kprobe_refuse(int err, const char *rule)
 	kprobe_refusal_rule = rule;
 	return err;
 }
+
+#ifdef CONFIG_LOCKDEP
+/**
+ * kprobe_assert_mutex_held() - warn unless the caller holds kprobe_mutex
+ *
+ * For the arch's hooks that rely on the core holding it: kprobe_mutex is
+ * the core's own, out of the arch code's sight.
+ */
+void kprobe_assert_mutex_held(void)
+{
+	lockdep_assert_held(&kprobe_mutex);
+}
+#endif
 
 /*
  * current_kprobe and kprobe_ctlblk are the arch's (each arch defines

@@ -77,6 +77,8 @@
 #include <linux/cacheflush.h>
 #include <linux/uaccess.h>
 #include <linux/bitfield.h>
+#include <linux/lockdep.h>
+#include <linux/memory.h>
 
 #include <asm/text-patching.h>
 #include <asm/desc.h>
@@ -137,6 +139,7 @@ int kprobe_read_original(u8 *buf, unsigned long addr)
 	struct kprobe *p;
 	int len;
 
+	kprobe_assert_mutex_held();
 	/*
 	 * A retiring site's jump is out of the index, where the mending
 	 * below looks: the core writes such jumps back before any path
@@ -174,6 +177,8 @@ int kprobe_read_original(u8 *buf, unsigned long addr)
  */
 bool kprobe_insn_may_be_listed_site(struct insn *insn)
 {
+	kprobe_assert_mutex_held();
+	lockdep_assert_held(&text_mutex);
 	switch (insn->opcode.bytes[0]) {
 	case 0x31:			/* xor %eax,%eax: listed with three cs */
 		return insn->length == 5;
@@ -210,6 +215,8 @@ bool arch_kprobe_may_be_listed_site(unsigned long addr)
 	u8 buf[MAX_INSN_SIZE];
 	struct insn insn;
 
+	kprobe_assert_mutex_held();
+	lockdep_assert_held(&text_mutex);
 	/*
 	 * Inside an instruction, the tables say whether it is a listed one:
 	 * an address inside a listed site is refused with -EINVAL, before
@@ -293,6 +300,7 @@ int kprobe_classify_insn(struct insn *insn, struct arch_specific_insn *ai)
 	u8 reg = X86_MODRM_REG(insn->modrm.bytes[0]);
 	bool branch = true;
 
+	kprobe_assert_mutex_held();
 	ai->kind = KPROBE_INSN_COPY;
 	ai->disp = insn->immediate.nbytes ? insn->immediate.value : 0;
 
@@ -475,6 +483,7 @@ int kprobe_copy_insn(u8 *dst, struct insn *insn, const u8 *buf,
 	s64 disp;
 	s32 disp32;
 
+	kprobe_assert_mutex_held();
 	memcpy(dst, buf, insn->length);
 	if (!insn_rip_relative(insn))
 		return 0;
@@ -613,6 +622,7 @@ int arch_prepare_kprobe(struct kprobe *p)
 	struct insn insn;
 	int ret;
 
+	lockdep_assert_held(&text_mutex);
 	/*
 	 * The range's end is exclusive: (addr, addr), as the tree asks,
 	 * matches nothing. A lock prefix patched out on a kernel booted
@@ -661,6 +671,7 @@ bool arch_kprobe_boostable(struct kprobe *p, const char **why)
 	u8 buf[MAX_INSN_SIZE];
 	struct insn insn;
 
+	kprobe_assert_mutex_held();
 	*why = NULL;
 	if (p->ainsn.kind != KPROBE_INSN_COPY) {
 		*why = "emulated";
@@ -685,6 +696,7 @@ void arch_remove_kprobe(struct kprobe *p)
 	bool dirty = IS_ENABLED(CONFIG_PREEMPTION) &&
 		     p->ainsn.boost != KPROBE_BOOST_NEVER;
 
+	kprobe_assert_mutex_held();
 	if (p->ainsn.insn) {
 		free_insn_slot(p->ainsn.insn, dirty);
 		p->ainsn.insn = NULL;

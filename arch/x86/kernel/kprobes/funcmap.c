@@ -44,6 +44,7 @@
 #include <linux/kgdb.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/lockdep.h>
 
 #include <asm/insn.h>
 #include <asm/sections.h>
@@ -328,8 +329,10 @@ static struct func_map *func_map_of(unsigned long addr)
  */
 int kprobe_insn_boundary(unsigned long addr)
 {
-	struct func_map *map = func_map_of(addr);
+	struct func_map *map;
 
+	kprobe_assert_mutex_held();
+	map = func_map_of(addr);
 	if (IS_ERR(map))
 		return PTR_ERR(map) == -ENOMEM ? -ENOMEM : -EILSEQ;
 	if (!test_bit(addr - map->start, map_starts(map)))
@@ -374,9 +377,11 @@ static bool jump_label_lands_in(struct func_map *map, unsigned long start,
  */
 int kprobe_region_check(unsigned long start, unsigned long end)
 {
-	struct func_map *map = func_map_of(start);
+	struct func_map *map;
 	unsigned long first, last;
 
+	kprobe_assert_mutex_held();
+	map = func_map_of(start);
 	if (IS_ERR(map))
 		return kprobe_refuse(PTR_ERR(map), "the function cannot be looked up or decoded");
 	if (end > map->start + map->size)
@@ -408,6 +413,7 @@ void arch_kprobe_text_gone(unsigned long start, unsigned long end)
 {
 	struct func_map *map, *next;
 
+	kprobe_assert_mutex_held();
 	list_for_each_entry_safe(map, next, &func_maps, list)
 		if (map->start < end && start < map->start + map->size)
 			drop_func_map(map);

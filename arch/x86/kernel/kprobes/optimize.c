@@ -39,6 +39,8 @@
 #include <linux/perf_event.h>
 #include <linux/cpufeature.h>
 #include <linux/unaligned.h>
+#include <linux/lockdep.h>
+#include <linux/memory.h>
 
 #include <asm/text-patching.h>
 #include <asm/insn.h>
@@ -436,6 +438,8 @@ int arch_prepare_optimized_kprobe(struct optimized_kprobe *op, struct kprobe *or
 	int len, size, ret;
 	bool maybe_site;
 
+	kprobe_assert_mutex_held();
+	lockdep_assert_held(&text_mutex);
 	len = decode_region(addr, region, &maybe_site);
 	if (len < 0)
 		return len;
@@ -484,6 +488,7 @@ int arch_prepare_optimized_kprobe(struct optimized_kprobe *op, struct kprobe *or
  */
 void arch_remove_optimized_kprobe(struct optimized_kprobe *op)
 {
+	kprobe_assert_mutex_held();
 	op->optinsn.size = 0;
 	if (!op->optinsn.insn)
 		return;
@@ -505,6 +510,7 @@ void arch_remove_optimized_kprobe(struct optimized_kprobe *op)
 int arch_within_optimized_kprobe(struct optimized_kprobe *op,
 				 kprobe_opcode_t *addr)
 {
+	kprobe_assert_mutex_held();
 	/* 0 unless a detour was built, or laid out for the query file. */
 	return (unsigned long)addr - (unsigned long)op->kp.addr < op->optinsn.size;
 }
@@ -520,6 +526,8 @@ void arch_kprobe_queue_optimize(struct optimized_kprobe *op)
 {
 	u8 jmp[JMP32_INSN_SIZE];
 
+	kprobe_assert_mutex_held();
+	lockdep_assert_held(&text_mutex);
 	__text_gen_insn(jmp, JMP32_INSN_OPCODE, op->kp.addr, op->optinsn.insn,
 			JMP32_INSN_SIZE);
 	text_poke_queue(op->kp.addr, jmp, JMP32_INSN_SIZE, NULL);
@@ -537,6 +545,8 @@ void arch_kprobe_queue_unoptimize(struct optimized_kprobe *op, bool armed)
 {
 	u8 jmp[JMP32_INSN_SIZE], text[JMP32_INSN_SIZE];
 
+	kprobe_assert_mutex_held();
+	lockdep_assert_held(&text_mutex);
 	memcpy(text, op->optinsn.orig, sizeof(text));
 	if (armed)
 		text[0] = INT3_INSN_OPCODE;
