@@ -951,6 +951,7 @@ static __always_inline void run_probed_insn(struct kprobe *p, struct pt_regs *re
  */
 static void nested_hit(struct kprobe *p, struct pt_regs *regs)
 {
+	lockdep_assert_preemption_disabled();
 	kprobes_inc_nmissed_count(p);
 	if (!continue_without_trap(p, regs, true))
 		emulate_insn(p, regs);
@@ -1061,6 +1062,7 @@ static __always_inline int handle_int3(struct pt_regs *regs)
  */
 int kprobe_int3_handler(struct pt_regs *regs)
 {
+	lockdep_assert_irqs_disabled();
 	if (!handle_int3(regs))
 		return 0;
 	count_int3_trap();
