@@ -640,4 +640,3 @@ void kprobes_test_pause_retiring(bool pause)
 }
 EXPORT_SYMBOL_IF_KUNIT(kprobes_test_pause_retiring);
 #endif
-
