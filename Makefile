@@ -27,7 +27,7 @@ BUILD := $(REPO)/.build
 SRC := $(BUILD)/src
 OBJ := $(BUILD)/obj
 T := $(REPO)/tools/testing/kprobes
-JOBS ?= $(shell echo $$(( $$(nproc) + 1 )))
+export JOBS ?= $(shell echo $$(( $$(nproc) + 1 )))
 
 # ccache lives outside the clone, so that a fresh clone (CI) starts warm.
 export CCACHE_DIR ?= $(HOME)/.cache/kprobes-ccache

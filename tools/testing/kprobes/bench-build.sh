@@ -17,7 +17,7 @@ upstream) src=$build/linux-source-6.12 ;;
 esac
 obj=$build/obj-bench-$which
 mod=$build/bench-mod-$which
-jobs=$(( $(nproc) + 1 ))
+jobs=${JOBS:-$(( $(nproc) + 1 ))}
 "$t/config.sh" "$src" "$obj" "$t/kprobes.config" "$t/bench.config"
 echo "  KERNEL  bench, $which kprobes"
 make -s -C "$src" O="$obj" CC="ccache gcc" -j"$jobs" bzImage modules

@@ -80,7 +80,7 @@ for a in $arches; do
 	fi
 	known=${KNOWN[$a]:-}
 	if ! make -s ${known:+-k} -C "$build/src" O="$obj" CC="ccache ${CROSS[$a]}gcc" \
-		KCFLAGS="${FLAGS[$a]}" -j"${JOBS:-3}" vmlinux modules >> "$log" 2>&1; then
+		KCFLAGS="${FLAGS[$a]}" -j"${JOBS:-$(( $(nproc) + 1 ))}" vmlinux modules >> "$log" 2>&1; then
 		failed=$(sed -n 's/.*Makefile.build:[0-9]*: \(.*\.o\)\] Error.*/\1/p' "$log" | sort -u)
 		if [ -z "$known" ] || [ "$failed" != "$known" ]; then
 			result=FAILED

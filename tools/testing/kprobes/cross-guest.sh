@@ -47,21 +47,21 @@ obj=$build/obj-$arch
 export ARCH=$karch CROSS_COMPILE=$cross
 "$t/config.sh" "$build/src" "$obj" "$t/arch-common.config" "$t/$arch.config"
 echo "  KERNEL  $arch (the tree's arch code on our core)"
-make -s -C "$build/src" O="$obj" CC="ccache ${cross}gcc" -j"${JOBS:-3}" "${image##*/}" modules
+make -s -C "$build/src" O="$obj" CC="ccache ${cross}gcc" -j"${JOBS:-$(( $(nproc) + 1 ))}" "${image##*/}" modules
 # The tree's own KUnit suite, as on x86-64 (upstream-kunit.sh), built for
 # this arch in a directory of its own.
 "$t/upstream-kunit.sh"
 uk=$build/upstream-kunit-$arch
 mkdir -p "$uk"
 rsync -c "$build/upstream-kunit/test_kprobes_upstream.c" "$build/upstream-kunit/Kbuild" "$uk/"
-make -s -C "$build/src" O="$obj" CC="ccache ${cross}gcc" -j"${JOBS:-3}" M="$uk" modules
+make -s -C "$build/src" O="$obj" CC="ccache ${cross}gcc" -j"${JOBS:-$(( $(nproc) + 1 ))}" M="$uk" modules
 # The selftests' own modules (cross-modules/), likewise.
 cm=$build/cross-modules-$arch
 mkdir -p "$cm"
 rsync -c "$t"/cross-modules/*.c "$cm/"
 echo "obj-m += kprobe_callee.o" > "$cm/Kbuild.new"
 cmp -s "$cm/Kbuild.new" "$cm/Kbuild" 2>/dev/null && rm "$cm/Kbuild.new" || mv "$cm/Kbuild.new" "$cm/Kbuild"
-make -s -C "$build/src" O="$obj" CC="ccache ${cross}gcc" -j"${JOBS:-3}" M="$cm" modules
+make -s -C "$build/src" O="$obj" CC="ccache ${cross}gcc" -j"${JOBS:-$(( $(nproc) + 1 ))}" M="$cm" modules
 
 root=$build/initramfs-$arch
 rm -rf "$root"

@@ -14,5 +14,5 @@ export CCACHE_BASEDIR=$build CCACHE_SLOPPINESS=time_macros
 cd "$build/src"
 exec ./tools/testing/kunit/kunit.py run --arch=x86_64 \
 	--kunitconfig="$repo/tools/testing/kprobes/kunitconfig" \
-	--build_dir="$build/kunit" --jobs="$(( $(nproc) + 1 ))" \
+	--build_dir="$build/kunit" --jobs="${JOBS:-$(( $(nproc) + 1 ))}" \
 	--make_options CC="ccache gcc" --timeout=900

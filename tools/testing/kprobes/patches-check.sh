@@ -21,7 +21,7 @@ src=$build/bisect/src
 objm=$build/bisect/obj
 obja=$build/bisect/obj-alt
 log=$build/console-bisect.log
-jobs=$(( $(nproc) + 1 ))
+jobs=${JOBS:-$(( $(nproc) + 1 ))}
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/kprobes-ccache}
 export CCACHE_BASEDIR=$build CCACHE_SLOPPINESS=time_macros
 
