@@ -24,8 +24,7 @@
  *   (unregistered) --register_kprobes()--> ENABLED, or DISABLED if asked
  *   ENABLED --disable_kprobe()--> DISABLED --enable_kprobe()--> ENABLED
  *   (any registered state) --unregister_kprobes()--> (unregistered)
- *   ENABLED/DISABLED --its text is freed--> GONE
- *	(kprobes_module_callback(), kprobe_free_init_mem())
+ *   ENABLED/DISABLED --its text is freed--> GONE (gone.c)
  *
  * A probe's flags say which (KPROBE_FLAG_DISABLED, KPROBE_FLAG_GONE). A
  * site is *armed* (breakpoint in the text, or its ip in our ftrace
@@ -75,8 +74,8 @@
  * path's index of sites, the members lists, every probe's flags, the
  * blacklist and the global switch. The hit path takes no lock: it runs
  * with interrupts or preemption disabled, which makes it an RCU reader,
- * searches the index (see struct kprobe_index) and walks the members
- * list with the _rcu list primitives. Writers publish with release
+ * searches the index (table.c) and walks the members list with the
+ * _rcu list primitives. Writers publish with release
  * stores and the _rcu list primitives and wait for a grace period
  * (kprobe_batch_finish(), batch.c) before they free a site, an
  * aggregate, a hit counter or an instruction slot.
@@ -98,16 +97,19 @@
  *
  * Files
  * -----
- * This file holds the table, aggregates, address resolution and the
- * life cycle above (registering, unregistering, enable/disable, text
- * going away, init). The rest of kernel/kprobes/ each own one concept
- * and its data, reached through internal.h: batch.c (a registration
- * call's batch: the text locks, publishing it, its grace period, freeing
- * the sites that left), arming.c (breakpoints and ftrace filters),
+ * This file holds aggregates, address resolution and the life cycle
+ * above (registering, unregistering, enable/disable, init). The rest of
+ * kernel/kprobes/ each own one concept and its data, reached through
+ * internal.h: table.c (the sites by address: the hash table, and the
+ * hit path's index behind get_kprobe()), batch.c (a registration call's
+ * batch: the text locks, publishing it, its grace period, freeing the
+ * sites that left), arming.c (breakpoints and ftrace filters),
  * optimizer.c (jumps, and the retiring of optimized sites), slots.c
  * (instruction slots), blacklist.c (with the modules' entries),
- * counters.c (per-CPU hit counters), kretprobe.c (return instances) and
- * debugfs.c (the files under /sys/kernel/debug/kprobes/).
+ * counters.c (per-CPU hit counters, and a member's hits counted by its
+ * site), gone.c (text going away: modules, init memory), kretprobe.c
+ * (return instances) and debugfs.c (the files under
+ * /sys/kernel/debug/kprobes/).
  */
 
 #define pr_fmt(fmt) "kprobes: " fmt
@@ -116,9 +118,6 @@
 
 /* Every registration-side change; see "Locking" above. */
 DEFINE_MUTEX(kprobe_mutex);
-
-/* Sites by address, for the registration side; kprobe_mutex. */
-struct hlist_head kprobe_table[KPROBE_TABLE_SIZE];
 
 /* True while /sys/kernel/debug/kprobes/enabled is 0. Under kprobe_mutex. */
 bool kprobes_all_disarmed;
@@ -161,201 +160,6 @@ void kprobe_assert_mutex_held(void)
  * with get_kprobe(), so that modules can use kprobe_running().
  */
 EXPORT_PER_CPU_SYMBOL_GPL(current_kprobe);
-
-static struct hlist_head *kprobe_bucket(const void *addr)
-{
-	return &kprobe_table[hash_ptr(addr, KPROBE_HASH_BITS)];
-}
-
-/*
- * The hit path's index of sites by address, so that a hit costs the same
- * with one site or 100,000: an open-addressing table (linear probing)
- * that grows and shrinks with the number of sites, each time rebuilt and
- * published whole. The hash table above stays for the registration side:
- * its walks, and the hlist node that users such as trace_kprobe look at
- * to tell a registered probe.
- *
- * Writers hold kprobe_mutex and keep at least half of the entries empty,
- * so every search ends at an empty entry. An entry's site is written
- * before its address, with release; readers load the address with
- * acquire. A removed entry becomes a tombstone, which searches go past.
- * A removed site, and a replaced index, are freed after a grace period.
- */
-#define INDEX_EMPTY		0UL
-#define INDEX_TOMBSTONE		1UL
-#define INDEX_MIN_BITS		6
-
-struct kprobe_index_entry {
-	unsigned long addr;
-	struct kprobe *site;
-};
-
-struct kprobe_index {
-	struct kprobe_index_entry *entry;
-	unsigned long mask;
-	unsigned int shift;		/* 64 - log2(number of entries) */
-	unsigned int used;		/* entries not empty: live and tombstones */
-	unsigned int live;
-	struct rcu_head rcu;
-};
-
-/* Until the first site arrives: two empty entries, never freed. */
-static struct kprobe_index_entry boot_index_entries[2];
-static struct kprobe_index boot_index = {
-	.entry = boot_index_entries,
-	.mask = 1,
-	.shift = 63,
-};
-
-static struct kprobe_index __rcu *kprobe_index = RCU_INITIALIZER(&boot_index);
-
-static nokprobe_inline unsigned long index_start(const struct kprobe_index *idx,
-						 unsigned long addr)
-{
-	return (addr * GOLDEN_RATIO_64) >> idx->shift;
-}
-
-/**
- * get_kprobe() - find the probe site at an address
- * @addr: the probed instruction's address
- *
- * Called on the hit path with preemption or interrupts disabled, or with
- * kprobe_mutex held.
- *
- * Return: the site (a lone probe or an aggregate), or NULL.
- */
-struct kprobe *get_kprobe(void *addr)
-{
-	struct kprobe_index_entry *entry;
-	struct kprobe_index *idx;
-	unsigned long i, a, mask;
-
-	idx = rcu_dereference_check(kprobe_index, lockdep_is_held(&kprobe_mutex) ||
-				    rcu_read_lock_any_held());
-	/* In locals: each acquire below is a compiler barrier. */
-	entry = idx->entry;
-	mask = idx->mask;
-	for (i = index_start(idx, (unsigned long)addr);; i = (i + 1) & mask) {
-		/* Pairs with index_fill(): the site is read after its address. */
-		a = smp_load_acquire(&entry[i].addr);
-		if (a == (unsigned long)addr)
-			return READ_ONCE(entry[i].site);
-		if (a == INDEX_EMPTY)
-			return NULL;
-	}
-}
-EXPORT_SYMBOL_GPL(get_kprobe);
-NOKPROBE_SYMBOL(get_kprobe);
-
-static struct kprobe_index *index_locked(void)
-{
-	return rcu_dereference_protected(kprobe_index, lockdep_is_held(&kprobe_mutex));
-}
-
-/* The entry holding @addr, or the first free one on its way; kprobe_mutex. */
-static struct kprobe_index_entry *index_find(struct kprobe_index *idx,
-					     unsigned long addr, bool want_free)
-{
-	unsigned long i;
-
-	lockdep_assert_held(&kprobe_mutex);
-	for (i = index_start(idx, addr);; i = (i + 1) & idx->mask) {
-		struct kprobe_index_entry *e = &idx->entry[i];
-
-		if (e->addr == addr ? !want_free :
-		    e->addr == INDEX_EMPTY || (want_free && e->addr == INDEX_TOMBSTONE))
-			return e;
-	}
-}
-
-static void index_fill(struct kprobe_index *idx, struct kprobe *site)
-{
-	struct kprobe_index_entry *e = index_find(idx, (unsigned long)site->addr, true);
-
-	if (e->addr == INDEX_EMPTY)
-		idx->used++;
-	idx->live++;
-	WRITE_ONCE(e->site, site);
-	/* Pairs with get_kprobe(): the address is published last. */
-	smp_store_release(&e->addr, (unsigned long)site->addr);
-}
-
-/*
- * Publish a new index with room for @nr sites (20 to 40 percent full,
- * so that it is not rebuilt again soon) holding the live entries of the
- * current one; the old one is freed after a grace period.
- */
-static int index_rebuild(unsigned int nr)
-{
-	struct kprobe_index *old = index_locked(), *idx;
-	unsigned int bits = max(INDEX_MIN_BITS, order_base_2(nr * 5 / 2 + 1));
-	unsigned long i;
-
-	idx = kvzalloc(sizeof(*idx) + (sizeof(idx->entry[0]) << bits), GFP_KERNEL);
-	if (!idx)
-		return -ENOMEM;
-	idx->entry = (struct kprobe_index_entry *)(idx + 1);
-	idx->mask = BIT(bits) - 1;
-	idx->shift = 64 - bits;
-	for (i = 0; i <= old->mask; i++)
-		if (old->entry[i].addr > INDEX_TOMBSTONE)
-			index_fill(idx, old->entry[i].site);
-	rcu_assign_pointer(kprobe_index, idx);
-	if (old != &boot_index)
-		kvfree_rcu(old, rcu);
-	return 0;
-}
-
-/* Make room for one more site, so that index_insert() cannot fail. */
-static int index_reserve(void)
-{
-	struct kprobe_index *idx = index_locked();
-
-	if (2 * (idx->used + 1) <= idx->mask + 1)
-		return 0;
-	return index_rebuild(idx->live + 1);
-}
-
-static void index_insert(struct kprobe *site)
-{
-	index_fill(index_locked(), site);
-}
-
-/* @site takes over @old's entry (an aggregate replacing a lone probe). */
-static void index_replace(struct kprobe *old, struct kprobe *site)
-{
-	struct kprobe_index_entry *e = index_find(index_locked(), (unsigned long)old->addr,
-						  false);
-
-	if (WARN_ON_ONCE(e->addr != (unsigned long)old->addr))
-		return;
-	/*
-	 * Release: a reader that finds the new site through this pointer
-	 * sees it initialized (the read is ordered by its dependency on
-	 * the pointer).
-	 */
-	smp_store_release(&e->site, site);
-}
-
-static void index_remove(struct kprobe *site)
-{
-	struct kprobe_index *idx = index_locked();
-	struct kprobe_index_entry *e = index_find(idx, (unsigned long)site->addr, false);
-
-	if (WARN_ON_ONCE(e->addr != (unsigned long)site->addr))
-		return;
-	WRITE_ONCE(e->addr, INDEX_TOMBSTONE);
-	idx->live--;
-}
-
-/* After removals: give memory back when the index is mostly empty. */
-void kprobe_index_shrink(void)
-{
-	struct kprobe_index *idx = index_locked();
-
-	if (idx->mask + 1 > BIT(INDEX_MIN_BITS) && 16 * idx->live < idx->mask + 1)
-		index_rebuild(idx->live);	/* on failure, the old one serves */
-}
 
 /* ---- aggregate sites ---------------------------------------------------- */
 
@@ -563,8 +367,8 @@ kprobe_opcode_t *kprobe_resolve_addr(kprobe_opcode_t *addr, const char *symbol_n
  * one by one. Filled by place_probe() and kept for the next probes in the
  * same function (every line of a function probed, say), but only after a
  * probe in it registered, and only for text whose going kprobes hears of
- * (kprobe_hears_text_gone()): mark_range_gone() then empties it. Emptied
- * on any failure. kprobe_mutex. @modname is empty for vmlinux.
+ * (kprobe_hears_text_gone()): gone.c then empties it. Emptied on any
+ * failure. kprobe_mutex. @modname is empty for vmlinux.
  */
 static struct {
 	unsigned long start;
@@ -891,88 +695,6 @@ static struct kprobe *alloc_aggregate(void)
 	return aggr_site(agg);
 }
 
-static unsigned long sum_hit_counter(unsigned long __percpu *counter)
-{
-	unsigned long sum = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		sum += *per_cpu_ptr(counter, cpu);
-	return sum;
-}
-
-/*
- * Start or stop counting member @m's hits by its site's counter; see
- * KPROBE_FLAG_SITE_COUNTED. A hit racing with the switch may be counted
- * or not: these are statistics, and the hit path takes no lock.
- */
-static void member_set_counted(struct kprobe *site, struct kprobe *m, bool counted)
-{
-	unsigned long site_hits;
-
-	if (!!(m->flags & KPROBE_FLAG_SITE_COUNTED) == counted)
-		return;
-	site_hits = sum_hit_counter(site->nhit);
-	if (counted) {
-		this_cpu_sub(*m->nhit, site_hits);
-		m->flags |= KPROBE_FLAG_SITE_COUNTED;
-	} else {
-		this_cpu_add(*m->nhit, site_hits);
-		m->flags &= ~KPROBE_FLAG_SITE_COUNTED;
-	}
-}
-
-/* After members joined, left the running or came back: count the right ones. */
-static void sync_member_counting(struct kprobe *site)
-{
-	struct kprobe *m;
-
-	list_for_each_entry(m, &site->list, list)
-		member_set_counted(site, m, !kprobe_disabled(m));
-}
-
-/*
- * The hits that ran @p's handlers so far, summed over the CPUs; 0 when
- * @p is not registered. Under kprobe_mutex.
- */
-unsigned long kprobe_hits_locked(struct kprobe *p)
-{
-	unsigned long hits;
-	struct kprobe *site;
-
-	lockdep_assert_held(&kprobe_mutex);
-	if (!p->nhit)
-		return 0;
-	hits = sum_hit_counter(p->nhit);
-	if ((p->flags & KPROBE_FLAG_SITE_COUNTED) && kprobe_find_registered(p, &site))
-		hits += sum_hit_counter(site->nhit);
-	return hits;
-}
-
-/**
- * kprobe_hits() - how often a probe's handlers ran
- * @kp: the probe
- *
- * Counts the hits that ran @kp's handlers (a probe with only a
- * post_handler counts too), not those skipped because @kp was disabled or
- * the hit was nested in another.
- *
- * Context: process context; takes kprobe_mutex.
- * Return: the count since @kp was registered; 0 if it is not registered
- * (a struct kprobe that was never registered must be zeroed, as for
- * registering it).
- */
-unsigned long kprobe_hits(struct kprobe *kp)
-{
-	unsigned long hits;
-
-	mutex_lock(&kprobe_mutex);
-	hits = kprobe_hits_locked(kp);
-	mutex_unlock(&kprobe_mutex);
-	return hits;
-}
-EXPORT_SYMBOL_GPL(kprobe_hits);
-
 /*
  * Turn a lone site into an aggregate holding it; returns the aggregate.
  * @ag is a fresh one from alloc_aggregate(), or NULL to allocate it here.
@@ -991,9 +713,8 @@ static struct kprobe *make_aggregate(struct kprobe *lone, struct kprobe *ag)
 	ag->post_handler = lone->post_handler ? kprobe_aggr_post_handler : NULL;
 	INIT_LIST_HEAD(&ag->list);
 	list_add(&lone->list, &ag->list);
-	member_set_counted(ag, lone, !kprobe_disabled(lone));
-	hlist_replace_rcu(&lone->hlist, &ag->hlist);
-	index_replace(lone, ag);
+	kprobe_member_set_counted(ag, lone, !kprobe_disabled(lone));
+	kprobe_table_replace(lone, ag);
 	return ag;
 }
 
@@ -1019,7 +740,7 @@ static void update_aggregate(struct kprobe *site)
 	else
 		site->flags |= KPROBE_FLAG_DISABLED;
 	WRITE_ONCE(site->post_handler, post ? kprobe_aggr_post_handler : NULL);
-	sync_member_counting(site);
+	kprobe_sync_member_counting(site);
 }
 
 /*
@@ -1046,8 +767,7 @@ static struct kprobe *insert_new_site(struct kprobe *p)
 			ag = NULL;
 		}
 	}
-	hlist_add_head_rcu(&p->hlist, kprobe_bucket(p->addr));
-	index_insert(p);
+	kprobe_table_add(p);
 	return ag ? make_aggregate(p, ag) : p;
 }
 
@@ -1158,7 +878,7 @@ static int add_probe(struct kprobe_batch *b, struct kprobe *p)
 		list_add_tail_rcu(&p->list, &site->list);
 		update_aggregate(site);
 	} else {
-		ret = index_reserve();
+		ret = kprobe_table_reserve();
 		if (!ret)
 			ret = kprobe_prepare_site(p);
 		if (ret)
@@ -1187,33 +907,6 @@ unpin:
 	if (mod)
 		module_put(mod);
 	return ret;
-}
-
-/*
- * The hit counters of those of @kps that a batch took out of the table,
- * given back once its grace period is over: no CPU counts into them
- * any more, so they may be handed out again at once.
- */
-static void release_counters(struct kprobe **kps, int num)
-{
-	int i;
-
-	for (i = 0; i < num; i++) {
-		if (!kps[i] || !(kps[i]->flags & KPROBE_FLAG_UNHOOKED))
-			continue;
-		kprobe_counter_free(kps[i]->nhit);
-		kps[i]->nhit = NULL;
-		kps[i]->flags &= ~KPROBE_FLAG_UNHOOKED;
-	}
-}
-
-/* Take a site out of the table and the index, if it is still in them. */
-void kprobe_site_unhash(struct kprobe *site)
-{
-	if (hlist_unhashed(&site->hlist))
-		return;
-	hlist_del_init_rcu(&site->hlist);
-	index_remove(site);
 }
 
 /*
@@ -1288,7 +981,7 @@ int register_kprobes(struct kprobe **kps, int num)
 	}
 	err = kprobe_batch_finish(&b);
 	if (ret)
-		release_counters(&kps[i], 1);
+		kprobe_release_counters(&kps[i], 1);
 	/* Roll back the ones this call added: kps[0] .. kps[i - 1]. */
 	if (ret || err)
 		unregister_locked(kps, ret ? i : num);
@@ -1340,7 +1033,7 @@ static void unregister_locked(struct kprobe **kps, int num)
 		}
 	}
 	kprobe_batch_finish(&b);
-	release_counters(kps, num);
+	kprobe_release_counters(kps, num);
 }
 
 /**
@@ -1445,231 +1138,6 @@ void dump_kprobe(struct kprobe *kp)
 }
 NOKPROBE_SYMBOL(dump_kprobe);
 
-/* ---- text that goes away: module unload, init memory -------------------- */
-
-void __weak arch_kprobe_text_gone(unsigned long start, unsigned long end)
-{
-}
-
-/*
- * The text in [start, end) is about to be freed: its sites go GONE and
- * stop being armed (an ftrace site leaves our filter). kprobe_mutex held.
- */
-static void mark_range_gone(unsigned long start, unsigned long end)
-{
-	struct kprobe_batch b;
-	struct kprobe *site, *m;
-	unsigned int i;
-
-	lockdep_assert_held(&kprobe_mutex);
-	arch_kprobe_text_gone(start, end);
-	probed_function.size = 0;
-	kprobe_batch_begin_retired(&b);
-	for (i = 0; i < KPROBE_TABLE_SIZE; i++) {
-		hlist_for_each_entry(site, &kprobe_table[i], hlist) {
-			unsigned long a = (unsigned long)site->addr;
-
-			if (a < start || a >= end)
-				continue;
-			site->flags |= KPROBE_FLAG_GONE;
-			if (kprobe_is_aggr(site)) {
-				list_for_each_entry(m, &site->list, list)
-					m->flags |= KPROBE_FLAG_GONE;
-				sync_member_counting(site);
-			}
-			kprobe_site_sync_armed(&b, site);
-		}
-	}
-	kprobe_batch_finish(&b);
-}
-
-#if IS_ENABLED(CONFIG_KUNIT)
-/**
- * kprobes_test_forget_text() - forget what is known of a stretch of text
- * @start: its first byte
- * @end: the byte after it
- *
- * For the KUnit suite: as when the text is freed and loaded again, the
- * arch's decoded functions there are dropped and decoded afresh next
- * time; the probes stay as they are.
- */
-void kprobes_test_forget_text(unsigned long start, unsigned long end)
-{
-	mutex_lock(&kprobe_mutex);
-	arch_kprobe_text_gone(start, end);
-	probed_function.size = 0;
-	mutex_unlock(&kprobe_mutex);
-}
-EXPORT_SYMBOL_IF_KUNIT(kprobes_test_forget_text);
-#endif
-
-#ifdef CONFIG_MODULES
-/*
- * Modules kprobes was told are coming (MODULE_STATE_COMING), and not yet
- * that they are live or going. A module's load can fail after it is in
- * the module tree and before the notifier chain reaches us (a notifier
- * of higher priority refuses it): it is then freed without a word to
- * kprobes, and so is its text. Under kprobe_mutex.
- */
-struct kprobe_coming_module {
-	struct list_head list;
-	struct module *mod;
-};
-
-static LIST_HEAD(coming_modules);
-
-static void module_set_coming(struct module *mod, bool coming)
-{
-	struct kprobe_coming_module *c, *next;
-
-	if (!coming) {
-		list_for_each_entry_safe(c, next, &coming_modules, list) {
-			if (c->mod != mod)
-				continue;
-			list_del(&c->list);
-			kfree(c);
-		}
-		return;
-	}
-	/* Without the entry, the arch keeps nothing of its text until it is live. */
-	c = kmalloc(sizeof(*c), GFP_KERNEL);
-	if (!c)
-		return;
-	c->mod = mod;
-	list_add(&c->list, &coming_modules);
-}
-
-/* Will kprobes be told when @mod's text is freed? */
-static bool module_heard_of(struct module *mod)
-{
-	struct kprobe_coming_module *c;
-
-	if (READ_ONCE(mod->state) == MODULE_STATE_LIVE)
-		return true;
-	list_for_each_entry(c, &coming_modules, list)
-		if (c->mod == mod)
-			return true;
-	return false;
-}
-
-static bool module_text_heard_of(unsigned long addr)
-{
-	struct module *mod;
-
-	/* __module_text_address() wants preemption off. */
-	guard(preempt)();
-	mod = __module_text_address(addr);
-	return mod && module_heard_of(mod);
-}
-
-static void module_mem_gone(struct module *mod, bool init_only)
-{
-	for_each_mod_mem_type(type) {
-		struct module_memory *mem = &mod->mem[type];
-
-		if (!mem->size || (init_only && !mod_mem_type_is_init(type)))
-			continue;
-		mark_range_gone((unsigned long)mem->base,
-				(unsigned long)mem->base + mem->size);
-	}
-}
-
-static int kprobes_module_callback(struct notifier_block *nb,
-				   unsigned long val, void *data)
-{
-	struct module *mod = data;
-
-	if (val != MODULE_STATE_COMING && val != MODULE_STATE_LIVE &&
-	    val != MODULE_STATE_GOING)
-		return NOTIFY_DONE;
-
-	mutex_lock(&kprobe_mutex);
-	switch (val) {
-	case MODULE_STATE_COMING:
-		kprobe_module_blacklist_update(mod, true);
-		module_set_coming(mod, true);
-		break;
-	case MODULE_STATE_LIVE:
-		/* The init text is freed right after this. */
-		module_set_coming(mod, false);
-		module_mem_gone(mod, true);
-		break;
-	case MODULE_STATE_GOING:
-		module_set_coming(mod, false);
-		module_mem_gone(mod, false);
-		kprobe_module_blacklist_update(mod, false);
-		break;
-	}
-	mutex_unlock(&kprobe_mutex);
-	return NOTIFY_DONE;
-}
-
-static struct notifier_block kprobes_module_nb = {
-	.notifier_call = kprobes_module_callback,
-	.priority = 0,
-};
-
-static int __init register_kprobes_module_notifier(void)
-{
-	return register_module_notifier(&kprobes_module_nb);
-}
-#else
-static int __init register_kprobes_module_notifier(void)
-{
-	return 0;
-}
-
-static bool module_text_heard_of(unsigned long addr)
-{
-	return false;
-}
-#endif /* CONFIG_MODULES */
-
-/**
- * kprobe_hears_text_gone() - will kprobes be told when this text is freed?
- * @addr: a kernel text address
- *
- * For the arch, which may keep what it learned of text (a decoded
- * function) only while it will hear that the text is freed
- * (arch_kprobe_text_gone()): the kernel's own text, and a module's once
- * kprobes was told it is coming.
- *
- * Context: kprobe_mutex held.
- * Return: true when the freeing of the text at @addr will be announced.
- */
-bool kprobe_hears_text_gone(unsigned long addr)
-{
-	lockdep_assert_held(&kprobe_mutex);
-	return core_kernel_text(addr) || module_text_heard_of(addr);
-}
-
-#if IS_ENABLED(CONFIG_KUNIT)
-/**
- * kprobes_test_hears_text_gone() - kprobe_hears_text_gone(), for tests
- * @addr: a kernel text address
- *
- * For the selftests' module that watches another module coming.
- *
- * Return: what kprobe_hears_text_gone() says of @addr now.
- */
-bool kprobes_test_hears_text_gone(unsigned long addr)
-{
-	guard(mutex)(&kprobe_mutex);
-	return kprobe_hears_text_gone(addr);
-}
-EXPORT_SYMBOL_IF_KUNIT(kprobes_test_hears_text_gone);
-#endif
-
-/**
- * kprobe_free_init_mem() - the kernel's init text is about to be freed
- */
-void kprobe_free_init_mem(void)
-{
-	mutex_lock(&kprobe_mutex);
-	mark_range_gone((unsigned long)_sinittext, (unsigned long)_einittext);
-	mutex_unlock(&kprobe_mutex);
-}
-
 /* Bring every site in line with the current switches; kprobe_mutex held. */
 int kprobe_sync_all_sites(void)
 {
@@ -1727,7 +1195,7 @@ static int __init init_kprobes(void)
 	if (!ret)
 		ret = register_die_notifier(&kprobe_die_nb);
 	if (!ret)
-		ret = register_kprobes_module_notifier();
+		ret = kprobe_module_notifier_init();
 	kprobes_initialized = !ret;
 	return ret;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Hit counters: one per-CPU counter per registered probe and aggregate,
- * carved out of shared per-CPU chunks.
+ * carved out of shared per-CPU chunks; how a member's hits are counted
+ * by its site's counter; and kprobe_hits(), which sums them.
  */
 
 #define pr_fmt(fmt) "kprobes: " fmt
@@ -25,7 +26,7 @@
  *
  * A counter is given back only when no CPU can count into it any more:
  * a probe's never published, or after the grace period of the batch
- * that took the probe out of the table (release_counters() in core.c).
+ * that took the probe out of the table (kprobe_release_counters()).
  * So a counter given back may be handed out again at once, and empty
  * chunks destroyed by kprobe_counter_trim(). All under kprobe_mutex.
  */
@@ -194,5 +195,112 @@ void kprobe_counter_trim(void)
 			return;
 		if (!c->used)
 			chunk_destroy(c);
+	}
+}
+
+/* ---- counting a probe's hits --------------------------------------------- */
+
+static unsigned long sum_hit_counter(unsigned long __percpu *counter)
+{
+	unsigned long sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += *per_cpu_ptr(counter, cpu);
+	return sum;
+}
+
+/*
+ * Start or stop counting member @m's hits by its site's counter; see
+ * KPROBE_FLAG_SITE_COUNTED. A hit racing with the switch may be counted
+ * or not: these are statistics, and the hit path takes no lock.
+ */
+void kprobe_member_set_counted(struct kprobe *site, struct kprobe *m,
+			       bool counted)
+{
+	unsigned long site_hits;
+
+	lockdep_assert_held(&kprobe_mutex);
+	if (!!(m->flags & KPROBE_FLAG_SITE_COUNTED) == counted)
+		return;
+	site_hits = sum_hit_counter(site->nhit);
+	if (counted) {
+		this_cpu_sub(*m->nhit, site_hits);
+		m->flags |= KPROBE_FLAG_SITE_COUNTED;
+	} else {
+		this_cpu_add(*m->nhit, site_hits);
+		m->flags &= ~KPROBE_FLAG_SITE_COUNTED;
+	}
+}
+
+/*
+ * After members joined, left the running or came back: count the right
+ * ones by the site's counter. kprobe_mutex held.
+ */
+void kprobe_sync_member_counting(struct kprobe *site)
+{
+	struct kprobe *m;
+
+	list_for_each_entry(m, &site->list, list)
+		kprobe_member_set_counted(site, m, !kprobe_disabled(m));
+}
+
+/*
+ * The hits that ran @p's handlers so far, summed over the CPUs; 0 when
+ * @p is not registered. Under kprobe_mutex.
+ */
+unsigned long kprobe_hits_locked(struct kprobe *p)
+{
+	unsigned long hits;
+	struct kprobe *site;
+
+	lockdep_assert_held(&kprobe_mutex);
+	if (!p->nhit)
+		return 0;
+	hits = sum_hit_counter(p->nhit);
+	if ((p->flags & KPROBE_FLAG_SITE_COUNTED) && kprobe_find_registered(p, &site))
+		hits += sum_hit_counter(site->nhit);
+	return hits;
+}
+
+/**
+ * kprobe_hits() - how often a probe's handlers ran
+ * @kp: the probe
+ *
+ * Counts the hits that ran @kp's handlers (a probe with only a
+ * post_handler counts too), not those skipped because @kp was disabled or
+ * the hit was nested in another.
+ *
+ * Context: process context; takes kprobe_mutex.
+ * Return: the count since @kp was registered; 0 if it is not registered
+ * (a struct kprobe that was never registered must be zeroed, as for
+ * registering it).
+ */
+unsigned long kprobe_hits(struct kprobe *kp)
+{
+	unsigned long hits;
+
+	mutex_lock(&kprobe_mutex);
+	hits = kprobe_hits_locked(kp);
+	mutex_unlock(&kprobe_mutex);
+	return hits;
+}
+EXPORT_SYMBOL_GPL(kprobe_hits);
+
+/*
+ * The hit counters of those of @kps that a batch took out of the table,
+ * given back once its grace period is over: no CPU counts into them
+ * any more, so they may be handed out again at once.
+ */
+void kprobe_release_counters(struct kprobe **kps, int num)
+{
+	int i;
+
+	for (i = 0; i < num; i++) {
+		if (!kps[i] || !(kps[i]->flags & KPROBE_FLAG_UNHOOKED))
+			continue;
+		kprobe_counter_free(kps[i]->nhit);
+		kps[i]->nhit = NULL;
+		kps[i]->flags &= ~KPROBE_FLAG_UNHOOKED;
 	}
 }

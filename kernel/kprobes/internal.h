@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What the files of the kprobes core share. core.c owns the probe
- * table and the life cycle of probes and sites (its opening comment is
- * the map); the other files each own one concept and the data that
- * goes with it: batch.c a registration call's batch, arming.c the
+ * What the files of the kprobes core share. core.c owns the life cycle
+ * of probes and sites (its opening comment is the map); the other files
+ * each own one concept and the data that goes with it: table.c the
+ * sites by address, batch.c a registration call's batch, arming.c the
  * breakpoints and ftrace filters, optimizer.c the jumps and the
  * retiring of optimized sites, slots.c the instruction slots,
- * blacklist.c the blacklist, counters.c the hit counters, kretprobe.c
- * the return instances, debugfs.c the files under
- * /sys/kernel/debug/kprobes/. Only what two files or more use is
+ * blacklist.c the blacklist, counters.c the hit counters, gone.c text
+ * going away, kretprobe.c the return instances, debugfs.c the files
+ * under /sys/kernel/debug/kprobes/. Only what two files or more use is
  * declared here; nothing here is for use outside kernel/kprobes/.
  */
 #ifndef _KERNEL_KPROBES_INTERNAL_H
@@ -52,10 +52,9 @@ static inline int order_ulong(unsigned long x, unsigned long y)
 	return x < y ? -1 : x > y;
 }
 
-/* ---- core.c: the table, its lock and the switches ----------------------- */
+/* ---- core.c: the lock and the switches --------------------------------- */
 
 extern struct mutex kprobe_mutex;
-extern struct hlist_head kprobe_table[KPROBE_TABLE_SIZE];
 extern bool kprobes_all_disarmed;
 extern bool kprobes_initialized;
 extern const char *kprobe_refusal_rule;
@@ -167,7 +166,7 @@ struct kprobe_batch {
 /*
  * Private flag of a user probe: it was taken out of the table in this
  * batch, and its hit counter is given back once the batch's grace period
- * is over (release_counters()). The hit path may still be counting
+ * is over (kprobe_release_counters()). The hit path may still be counting
  * until then.
  */
 #define KPROBE_FLAG_UNHOOKED	BIT(29)
@@ -182,7 +181,7 @@ struct kprobe_batch {
  * KPROBE_FLAG_SITE_COUNTED: it is an enabled member of an aggregate, and
  * its hits are the site's. Its own counter then holds its hits minus the
  * site's count so far; kprobe_hits() adds the two. Set and cleared by
- * member_set_counted(), under kprobe_mutex; cleared without folding the
+ * kprobe_member_set_counted(), under kprobe_mutex; cleared without folding the
  * count when the probe is unregistered, since its count goes with it.
  */
 /* (BITs 28 and 25 are the optimizer's OPT_QUEUED and OPT_BLOCKED, site flags.) */
@@ -231,10 +230,17 @@ int kprobe_prepare_site(struct kprobe *p);
 void kprobe_forget_probed_function(void);
 void kprobe_release_site(struct kprobe *site);
 bool kprobe_find_registered(struct kprobe *p, struct kprobe **site_out);
-unsigned long kprobe_hits_locked(struct kprobe *p);
-void kprobe_site_unhash(struct kprobe *site);
-void kprobe_index_shrink(void);
 int kprobe_sync_all_sites(void);
+
+/* ---- table.c: the sites by address -------------------------------------- */
+
+extern struct hlist_head kprobe_table[KPROBE_TABLE_SIZE];
+
+int kprobe_table_reserve(void);
+void kprobe_table_add(struct kprobe *site);
+void kprobe_table_replace(struct kprobe *old, struct kprobe *site);
+void kprobe_site_unhash(struct kprobe *site);
+void kprobe_table_shrink(void);
 
 /* ---- batch.c ------------------------------------------------------------ */
 
@@ -271,6 +277,15 @@ unsigned long __percpu *kprobe_counter_alloc(void);
 bool kprobe_counter_in_use(unsigned long __percpu *counter);
 void kprobe_counter_free(unsigned long __percpu *counter);
 void kprobe_counter_trim(void);
+void kprobe_member_set_counted(struct kprobe *site, struct kprobe *m,
+			       bool counted);
+void kprobe_sync_member_counting(struct kprobe *site);
+unsigned long kprobe_hits_locked(struct kprobe *p);
+void kprobe_release_counters(struct kprobe **kps, int num);
+
+/* ---- gone.c ------------------------------------------------------------- */
+
+int __init kprobe_module_notifier_init(void);
 
 /* ---- kretprobe.c -------------------------------------------------------- */
 

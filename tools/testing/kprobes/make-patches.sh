@@ -126,7 +126,7 @@ text went away (module unload, init memory).
 Nothing includes the header yet: the switch to the new core does.
 EOF
 
-add $core/Makefile $core/internal.h $core/core.c
+add $core/Makefile $core/internal.h $core/core.c $core/table.c $core/gone.c
 commit "kprobes: a new core: the probe table and the life cycle of probes" <<'EOF'
 The kprobes core in kernel/kprobes.c registers probes one at a time:
 each register_kprobe() writes its breakpoint and synchronizes every CPU,
@@ -137,16 +137,16 @@ is spread over flags that many functions test and change. Attaching
 unregistering them one call each 5.3 s.
 
 Add the core of a replacement, in kernel/kprobes/, one file per concept
-(internal.h is the map). This first part, core.c, holds:
+(internal.h is the map). This first part holds:
 
-- the probe table: one hash table of sites by address for registration,
+- the probe table (table.c): one hash table of sites by address for registration,
   and for the hit path an open-addressing index, rebuilt and published
   whole under RCU, so that get_kprobe() costs the same with one site
   or 100,000;
 - sites and members: a lone probe is its own site; a second probe at
   the same address makes an aggregate that takes over the first's arch
   state; an aggregate's handlers run its members';
-- the life cycle, documented in one place at the top of the file:
+- the life cycle (core.c), documented in one place at the top of it:
   every path that may change whether a site should be armed ends in
   kprobe_site_sync_armed() (arming.c, next patch), the one place that
   arms or disarms;
@@ -156,8 +156,8 @@ Add the core of a replacement, in kernel/kprobes/, one file per concept
   held (batch.c, two patches on), so that threads closing probes at once
   share grace periods and nobody else waits behind them; a failed batch
   rolls back. The error codes are the tree's;
-- text that goes away (module unload, init memory): its probes become
-  GONE, as in the tree.
+- text that goes away (gone.c: module unload, init memory): its probes
+  become GONE, as in the tree.
 
 With the rest of the series, register_kprobes() of 1,000 probes takes
 190 ms (virtual) against the tree's 5,259 (0.04), and one call of
