@@ -103,7 +103,7 @@ static void release_dying_sites(struct kprobe_batch *b)
 	lockdep_assert_held(&kprobe_mutex);
 	list_for_each_entry_safe(site, next, &b->free_list, list) {
 		list_del_init(&site->list);
-		site->flags &= ~KPROBE_FLAGS_PRIVATE;
+		site->flags &= ~KPROBE_SITE_ARMING_FLAGS;
 		kprobe_release_site(site);
 	}
 	list_for_each_entry_safe(agg, next_agg, &b->free_aggregates, dying) {

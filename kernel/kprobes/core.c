@@ -170,7 +170,7 @@ EXPORT_PER_CPU_SYMBOL_GPL(current_kprobe);
 static noinline void uncount_members_after(struct kprobe *site, struct kprobe *p)
 {
 	list_for_each_entry_continue_rcu(p, &site->list, list)
-		if (p->flags & KPROBE_FLAG_SITE_COUNTED)
+		if (kprobe_member_site_counted(p))
 			this_cpu_dec(*p->nhit);
 }
 NOKPROBE_SYMBOL(uncount_members_after);
@@ -793,7 +793,7 @@ static struct kprobe *revive_gone_site(struct kprobe *site, struct kprobe *p)
 	 * Still GONE while the arch reads the new text: its saved bytes are
 	 * the old text's, and must not be taken for the new one's.
 	 */
-	site->flags &= ~(KPROBE_FLAG_FTRACE | KPROBE_FLAGS_PRIVATE);
+	site->flags &= ~(KPROBE_FLAG_FTRACE | KPROBE_SITE_ARMING_FLAGS);
 	site->flags |= p->flags & KPROBE_FLAG_FTRACE;
 	ret = kprobe_prepare_site(site);
 	if (ret)
@@ -896,7 +896,7 @@ static int add_probe(struct kprobe_batch *b, struct kprobe *p)
 	if (ret)
 		remove_probe(b, p, site);
 out:
-	if (ret && !(p->flags & KPROBE_FLAG_UNHOOKED)) {
+	if (ret && !kprobe_probe_unhooked(p)) {
 		/* Never published: no CPU can be counting into it. */
 		kprobe_counter_free(p->nhit);
 		p->nhit = NULL;
@@ -1018,9 +1018,9 @@ static void unregister_locked(struct kprobe **kps, int num)
 		if (!kps[i])
 			continue;
 		if (kps[i]->addr && kprobe_find_registered(kps[i], &site)) {
-			if (!(kps[i]->flags & KPROBE_FLAG_UNHOOKED))
+			if (!kprobe_probe_unhooked(kps[i]))
 				remove_probe(&b, kps[i], site);
-		} else if (!(kps[i]->flags & KPROBE_FLAG_UNHOOKED) ||
+		} else if (!kprobe_probe_unhooked(kps[i]) ||
 			   !kprobe_counter_in_use(kps[i]->nhit)) {
 			/*
 			 * Not registered (nor taken out earlier in this call,

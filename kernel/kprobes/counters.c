@@ -221,7 +221,7 @@ void kprobe_member_set_counted(struct kprobe *site, struct kprobe *m,
 	unsigned long site_hits;
 
 	lockdep_assert_held(&kprobe_mutex);
-	if (!!(m->flags & KPROBE_FLAG_SITE_COUNTED) == counted)
+	if (kprobe_member_site_counted(m) == counted)
 		return;
 	site_hits = sum_hit_counter(site->nhit);
 	if (counted) {
@@ -258,7 +258,7 @@ unsigned long kprobe_hits_locked(struct kprobe *p)
 	if (!p->nhit)
 		return 0;
 	hits = sum_hit_counter(p->nhit);
-	if ((p->flags & KPROBE_FLAG_SITE_COUNTED) && kprobe_find_registered(p, &site))
+	if (kprobe_member_site_counted(p) && kprobe_find_registered(p, &site))
 		hits += sum_hit_counter(site->nhit);
 	return hits;
 }
@@ -297,7 +297,7 @@ void kprobe_release_counters(struct kprobe **kps, int num)
 	int i;
 
 	for (i = 0; i < num; i++) {
-		if (!kps[i] || !(kps[i]->flags & KPROBE_FLAG_UNHOOKED))
+		if (!kps[i] || !kprobe_probe_unhooked(kps[i]))
 			continue;
 		kprobe_counter_free(kps[i]->nhit);
 		kps[i]->nhit = NULL;

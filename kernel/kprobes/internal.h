@@ -151,70 +151,121 @@ struct kprobe_batch {
 	struct rcu_synchronize grace;
 };
 
-/* ---- the flags only the core uses --------------------------------------- */
+/* ---- struct kprobe::flags ------------------------------------------------ */
 
 /*
- * Private site flags, above the KPROBE_FLAG_* users see: the site is
- * armed; the site is leaving the table in this batch.
- */
-#define KPROBE_FLAG_ARMED	BIT(31)
-/* Private flag of an armed ftrace site: it is in kprobe_ipmodify_ops. */
-#define KPROBE_FLAG_IPMODIFY	BIT(23)
-#define KPROBE_FLAG_DYING	BIT(30)
-#define KPROBE_FLAGS_PRIVATE	(KPROBE_FLAG_ARMED | KPROBE_FLAG_IPMODIFY | KPROBE_FLAG_DYING)
-
-/*
- * Private flag of a user probe: it was taken out of the table in this
- * batch, and its hit counter is given back once the batch's grace period
- * is over (kprobe_release_counters()). The hit path may still be counting
- * until then.
- */
-#define KPROBE_FLAG_UNHOOKED	BIT(29)
-
-/*
- * More private flags of a user probe.
+ * Every flag, in bit order. A "site" flag is the table's entry's (a lone
+ * probe or an aggregate), a "probe" flag a user probe's (a lone probe is
+ * both). Each is changed only by the file named, under kprobe_mutex;
+ * those marked "hit" are read by the hit path too (READ_ONCE()).
  *
- * KPROBE_FLAG_NO_PRE: it has no pre_handler (handlers are fixed at
- * registration), so that the aggregate's hit loop tests one word per
- * member.
+ * bit flag          of     set by, and meaning
+ *  0  GONE          both   gone.c: the text was freed
+ *  1  DISABLED      both   disable_kprobe(); a site's when all its members'
+ *  2  OPTIMIZED     site   optimizer.c: the jump is written
+ *  3  FTRACE        both   core.c: reached through ftrace at the fentry site
+ *  4  ON_FUNC_ENTRY both   core.c: at a function's entry
+ *  5  OPT_READY     site   optimizer.c: hits continue in the detour (hit)
+ * 16  ARMED         site   arming.c: breakpoint written, or ip in a filter
+ * 17  IPMODIFY      site   arming.c: in kprobe_ipmodify_ops, not the plain ops
+ * 18  DYING         site   core.c: leaves the table in this batch
+ * 19  OPT_QUEUED    site   optimizer.c: on the optimizer's queue
+ * 20  OPT_BLOCKED   site   optimizer.c: blocked by a probe in its region
+ * 21  JUMPED        site   optimizer.c: the jump was written at some time
+ * 22  QUERY         probe  debugfs: only asked about (<linux/kprobes_arch.h>)
+ * 24  NO_PRE        probe  core.c: no pre_handler (hit)
+ * 25  SITE_COUNTED  probe  counters.c: its hits are its site's (hit)
+ * 26  UNHOOKED      probe  core.c: left the table in this batch
  *
- * KPROBE_FLAG_SITE_COUNTED: it is an enabled member of an aggregate, and
- * its hits are the site's. Its own counter then holds its hits minus the
- * site's count so far; kprobe_hits() adds the two. Set and cleared by
- * kprobe_member_set_counted(), under kprobe_mutex; cleared without folding the
- * count when the probe is unregistered, since its count goes with it.
+ * Bits 0-5 are <linux/kprobes.h>'s, which arch code and users read.
  */
-/* (BITs 28 and 25 are the optimizer's OPT_QUEUED and OPT_BLOCKED, site flags.) */
-#define KPROBE_FLAG_NO_PRE		BIT(27)
-#define KPROBE_FLAG_SITE_COUNTED	BIT(26)
+#define KPROBE_FLAG_ARMED		BIT(16)
+#define KPROBE_FLAG_IPMODIFY		BIT(17)
+#define KPROBE_FLAG_DYING		BIT(18)
+#define KPROBE_FLAG_OPT_QUEUED		BIT(19)
+#define KPROBE_FLAG_OPT_BLOCKED		BIT(20)
+#define KPROBE_FLAG_JUMPED		BIT(21)
+/*	KPROBE_FLAG_QUERY		BIT(22), <linux/kprobes_arch.h> */
+#define KPROBE_FLAG_NO_PRE		BIT(24)
+#define KPROBE_FLAG_SITE_COUNTED	BIT(25)
+#define KPROBE_FLAG_UNHOOKED		BIT(26)
+
+/* What arming.c and a batch know of a site: cleared when it starts afresh. */
+#define KPROBE_SITE_ARMING_FLAGS	(KPROBE_FLAG_ARMED | KPROBE_FLAG_IPMODIFY | \
+					 KPROBE_FLAG_DYING)
+
+/* Members whose pre_handler the aggregate's hit loop skips: one test each. */
 #define KPROBE_MEMBER_SKIP	(KPROBE_FLAG_DISABLED | KPROBE_FLAG_GONE | KPROBE_FLAG_NO_PRE)
 
-/*
- * Private site flag: on the optimizer's queue (optimizing_list, or the
- * list the optimizer claimed from it). Under kprobe_mutex.
- */
-#define KPROBE_FLAG_OPT_QUEUED	BIT(28)
+/* Breakpoint written, or ip in one of our ftrace filters. */
+static inline bool kprobe_site_armed(const struct kprobe *site)
+{
+	return site->flags & KPROBE_FLAG_ARMED;
+}
+
+/* Leaving the table when this batch is published; no longer to be armed. */
+static inline bool kprobe_site_dying(const struct kprobe *site)
+{
+	return site->flags & KPROBE_FLAG_DYING;
+}
+
+/* Hits continue in the detour's copy: the optimizer is about to jump. */
+static inline bool kprobe_site_opt_ready(const struct kprobe *site)
+{
+	return site->flags & KPROBE_FLAG_OPT_READY;
+}
+
+/* On the optimizer's queue (optimizing_list, or the list it claimed). */
+static inline bool kprobe_site_opt_queued(const struct kprobe *site)
+{
+	return site->flags & KPROBE_FLAG_OPT_QUEUED;
+}
 
 /*
- * Private site flag: the optimizer wrote the site's jump at some time.
- * Never cleared: a task may have taken the jump and been preempted in
- * the detour before it called the arch's handler, which reads the site,
- * and only an RCU-tasks grace period tells when none is left there. So
- * such a site is freed after one (see retired_sites in optimizer.c),
- * whether it is still optimized when its last probe goes or had its
- * jump taken out before (disabled, blocked, the sysctl, the enabled
- * switch).
+ * Armed and optimizable but for a probe inside its region.
+ * kprobe_requeue_covering_sites() looks for such sites when a probe
+ * goes, and only while there are any, so that removing thousands of
+ * probes costs no region lookups when none waits.
  */
-#define KPROBE_FLAG_JUMPED	BIT(24)
+static inline bool kprobe_site_opt_blocked(const struct kprobe *site)
+{
+	return site->flags & KPROBE_FLAG_OPT_BLOCKED;
+}
 
 /*
- * Private site flag: armed and optimizable but for a probe inside its
- * region. kprobe_requeue_covering_sites() looks for such sites when a probe
- * goes, and only while there are any (nr_blocked_sites), so that
- * removing thousands of probes costs no region lookups when none waits.
- * Both under kprobe_mutex; set and cleared by kprobe_site_check_optimizable().
+ * The optimizer wrote the site's jump at some time. Never cleared: a
+ * task may have taken the jump and been preempted in the detour before
+ * it called the arch's handler, which reads the site, and only an
+ * RCU-tasks grace period tells when none is left there. So such a site
+ * is freed after one (retired_sites in optimizer.c), whether it is still
+ * optimized when its last probe goes or lost its jump before (disabled,
+ * blocked, the sysctl, the enabled switch).
  */
-#define KPROBE_FLAG_OPT_BLOCKED	BIT(25)
+static inline bool kprobe_site_jumped(const struct kprobe *site)
+{
+	return site->flags & KPROBE_FLAG_JUMPED;
+}
+
+/*
+ * An enabled member of an aggregate, whose hits are its site's: its own
+ * counter holds its hits minus the site's count so far, and
+ * kprobe_hits() adds the two. Cleared without folding the count when the
+ * probe is unregistered, since its count goes with it.
+ */
+static nokprobe_inline bool kprobe_member_site_counted(const struct kprobe *p)
+{
+	return p->flags & KPROBE_FLAG_SITE_COUNTED;
+}
+
+/*
+ * Taken out of the table in this batch: its hit counter is given back
+ * once the batch's grace period is over (kprobe_release_counters()),
+ * since the hit path may be counting until then.
+ */
+static inline bool kprobe_probe_unhooked(const struct kprobe *p)
+{
+	return p->flags & KPROBE_FLAG_UNHOOKED;
+}
 
 /* ---- core.c ------------------------------------------------------------- */
 

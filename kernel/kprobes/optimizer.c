@@ -10,7 +10,7 @@
 
 #include "internal.h"
 
-/* How many sites are KPROBE_FLAG_OPT_BLOCKED. Under kprobe_mutex. */
+/* How many sites are kprobe_site_opt_blocked(). Under kprobe_mutex. */
 static unsigned int nr_blocked_sites;
 
 /* debug.kprobes-optimization. Under kprobe_mutex. */
@@ -128,7 +128,7 @@ NOKPROBE_SYMBOL(opt_pre_handler);
 
 static void site_set_blocked(struct kprobe *site, bool blocked)
 {
-	if (!!(site->flags & KPROBE_FLAG_OPT_BLOCKED) == blocked)
+	if (kprobe_site_opt_blocked(site) == blocked)
 		return;
 	WRITE_ONCE(site->flags, site->flags ^ KPROBE_FLAG_OPT_BLOCKED);
 	if (blocked)
@@ -176,12 +176,6 @@ void kprobe_site_remove_detour(struct kprobe *site)
 	arch_remove_optimized_kprobe(to_op(site));
 }
 
-/* Must the site outlive an RCU-tasks grace period? See KPROBE_FLAG_JUMPED. */
-static bool kprobe_site_had_jump(struct kprobe *site)
-{
-	return site->flags & KPROBE_FLAG_JUMPED;
-}
-
 /*
  * Is the site optimized, or queued to be with nothing left to decide?
  * This is what [OPTIMIZED] in the list means, as in the tree: a user who
@@ -192,12 +186,12 @@ static bool kprobe_site_had_jump(struct kprobe *site)
 bool kprobe_site_listed_optimized(struct kprobe *site)
 {
 	lockdep_assert_held(&kprobe_mutex);
-	return site->flags & (KPROBE_FLAG_OPTIMIZED | KPROBE_FLAG_OPT_QUEUED);
+	return kprobe_optimized(site) || kprobe_site_opt_queued(site);
 }
 
 static void optimizer_queue(struct kprobe *site)
 {
-	if (site->flags & (KPROBE_FLAG_OPTIMIZED | KPROBE_FLAG_OPT_QUEUED))
+	if (kprobe_optimized(site) || kprobe_site_opt_queued(site))
 		return;
 	site->flags |= KPROBE_FLAG_OPT_QUEUED;
 	list_add_tail(&to_op(site)->list, &optimizing_list);
@@ -220,7 +214,7 @@ void kprobe_site_sync_optimized(struct kprobe_batch *b, struct kprobe *site,
 		optimizer_queue(site);
 		return;
 	}
-	if (site->flags & KPROBE_FLAG_OPT_QUEUED)
+	if (kprobe_site_opt_queued(site))
 		list_del_init(&to_op(site)->list);
 	WRITE_ONCE(site->flags, site->flags &
 		   ~(KPROBE_FLAG_OPT_QUEUED | KPROBE_FLAG_OPT_READY));
@@ -263,7 +257,7 @@ void kprobe_requeue_covering_sites(kprobe_opcode_t *addr)
 	for (k = 1; k < OPTIMIZED_SPAN && nr_blocked_sites; k++) {
 		site = get_kprobe(addr - k);
 		if (site && kprobe_is_aggr(site) &&
-		    (site->flags & KPROBE_FLAG_OPT_BLOCKED) &&
+		    kprobe_site_opt_blocked(site) &&
 		    kprobe_site_check_optimizable(site, kprobe_site_is_armed(site)))
 			optimizer_queue(site);
 	}
@@ -324,7 +318,7 @@ static void kprobe_optimizer(struct work_struct *work)
 		list_del_init(&op->list);
 		op->kp.flags &= ~KPROBE_FLAG_OPT_QUEUED;
 		if (kprobe_site_check_optimizable(&op->kp, kprobe_site_is_armed(&op->kp)) &&
-		    (op->kp.flags & KPROBE_FLAG_OPT_READY)) {
+		    kprobe_site_opt_ready(&op->kp)) {
 			arch_kprobe_queue_optimize(op);
 			op->kp.flags |= KPROBE_FLAG_OPTIMIZED | KPROBE_FLAG_JUMPED;
 			b.poked = true;
@@ -504,7 +498,7 @@ void kprobe_queue_retire_work(void)
  */
 bool kprobe_site_keep_retired(struct kprobe *site)
 {
-	if (!kprobe_site_had_jump(site))
+	if (!kprobe_site_jumped(site))
 		return false;
 	list_add_tail(&to_aggr(site)->dying, &retired_sites);
 	return true;
