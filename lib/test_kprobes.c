@@ -35,7 +35,6 @@
 #include <linux/kallsyms.h>
 #include <linux/objtool.h>
 #include <linux/hw_breakpoint.h>
-#include <linux/seq_buf.h>
 #include <linux/kdebug.h>
 #include <kunit/test.h>
 
@@ -3894,7 +3893,6 @@ static void test_enomem_each_allocation(struct kunit *test)
 static void test_query_while_retiring(struct kunit *test)
 {
 	struct kprobe kp, later;
-	struct seq_buf s;
 	char *answer;
 
 	answer = kunit_kzalloc(test, 1024, GFP_KERNEL);
@@ -3908,8 +3906,7 @@ static void test_query_while_retiring(struct kunit *test)
 	/* Still retiring: the jump is there. Its function decoded afresh: */
 	KUNIT_EXPECT_EQ(test, *(u8 *)kpt_opt, JMP32_INSN_OPCODE);
 	kprobes_test_forget_text((unsigned long)kpt_opt, (unsigned long)kpt_opt + 1);
-	seq_buf_init(&s, answer, 1024);
-	kprobes_query_point(&s, insn_at(kpt_opt, 7), NULL, 0);
+	kprobes_query_point(answer, 1024, insn_at(kpt_opt, 7), NULL, 0);
 	kprobes_test_pause_retiring(false);
 	wait_for_kprobe_optimizer();
 	KUNIT_EXPECT_NE(test, *(u8 *)kpt_opt, JMP32_INSN_OPCODE);

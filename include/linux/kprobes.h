@@ -287,9 +287,8 @@ int kprobe_get_kallsym(unsigned int symnum, unsigned long *value, char *type,
  * query file's answer and the enabled switch, and ways to make the states
  * the tests need.
  */
-struct seq_buf;
-void kprobes_query_point(struct seq_buf *s, kprobe_opcode_t *addr,
-			 const char *sym, unsigned long offset);
+size_t kprobes_query_point(char *buf, size_t size, kprobe_opcode_t *addr,
+			   const char *sym, unsigned long offset);
 int kprobes_set_all_armed(bool arm);
 void kprobes_test_pause_retiring(bool pause);
 void kprobes_test_forget_text(unsigned long start, unsigned long end);

@@ -394,10 +394,11 @@ void kprobe_busy_begin(void);
 void kprobe_busy_end(void);
 
 /*
- * Return @err, and remember @rule (a string constant naming the rule that
- * refused a probe point, or its optimization) for the query file.
- * kprobe_mutex held: call it from arch_prepare_kprobe() and
- * arch_prepare_optimized_kprobe(), where they refuse.
+ * Return @err; when the query file is asking about the point, record
+ * @rule (a string constant naming the rule that refused a probe point,
+ * or its optimization) in its answer. kprobe_mutex held: call it from
+ * arch_prepare_kprobe() and arch_prepare_optimized_kprobe(), where they
+ * refuse.
  */
 int kprobe_refuse(int err, const char *rule);
 

@@ -126,19 +126,32 @@ bool kprobes_all_disarmed;
 bool kprobes_initialized;
 
 /*
- * The rule that refused the last probe point or optimization looked at:
- * a string constant, for the query file. Under kprobe_mutex.
+ * The verdict kprobe_query() is filling, where kprobe_refuse() records
+ * the rule that said no. Valid only while the query holds kprobe_mutex:
+ * kprobe_query() sets it after taking the mutex and clears it before
+ * dropping it, so it is NULL whenever anyone else holds the mutex, and
+ * a refusal while registering records nothing. Its readers assert the
+ * mutex with lockdep. A pointer here rather than an argument, because
+ * the refusals are deep in the arch's checks, whose signatures are the
+ * tree's.
  */
-const char *kprobe_refusal_rule;
-
-/* A rule the query file adds to: it names the blacklist entry. */
-const char *const kprobe_rule_blacklisted = "blacklisted";
+static struct kprobe_query_verdict *kprobe_querying;
 
 int kprobe_refuse(int err, const char *rule)
 {
 	lockdep_assert_held(&kprobe_mutex);
-	kprobe_refusal_rule = rule;
+	if (kprobe_querying)
+		kprobe_querying->asking->rule = rule;
 	return err;
+}
+
+/* The blacklist refuses: a query's verdict names the entry too. */
+static int refuse_blacklisted(void)
+{
+	lockdep_assert_held(&kprobe_mutex);
+	if (kprobe_querying)
+		kprobe_querying->blacklisted = true;
+	return kprobe_refuse(-EINVAL, "blacklisted");
 }
 
 #ifdef CONFIG_LOCKDEP
@@ -307,8 +320,8 @@ kprobe_opcode_t * __weak arch_adjust_kprobe_addr(unsigned long addr,
 }
 
 /* The address a probe asks for: .addr, or .symbol_name's, plus .offset. */
-kprobe_opcode_t *kprobe_target_addr(kprobe_opcode_t *addr, const char *symbol_name,
-				    unsigned long offset)
+static kprobe_opcode_t *kprobe_target_addr(kprobe_opcode_t *addr, const char *symbol_name,
+					   unsigned long offset)
 {
 	if (!!addr == !!symbol_name)
 		return ERR_PTR(-EINVAL);
@@ -377,9 +390,13 @@ static struct {
 	char name[KSYM_NAME_LEN];
 } probed_function;
 
-/* Forget the remembered function: the query file looked at one only. */
+/*
+ * Forget the remembered function: its text is going (gone.c), or the
+ * query file looked at one only. kprobe_mutex held.
+ */
 void kprobe_forget_probed_function(void)
 {
+	lockdep_assert_held(&kprobe_mutex);
 	probed_function.size = 0;
 }
 
@@ -582,7 +599,7 @@ static int check_probe_address(struct kprobe *p)
 
 	/* The symbol place_probe() found: @addr is in it. */
 	if (kprobe_in_blacklisted_range(addr))
-		return kprobe_refuse(-EINVAL, kprobe_rule_blacklisted);
+		return refuse_blacklisted();
 	if (kprobe_blacklisted_piece(addr, probed_function.name,
 				     probed_function.modname[0] ? probed_function.modname : NULL))
 		return kprobe_refuse(-EINVAL,
@@ -614,8 +631,8 @@ static int check_probe_address(struct kprobe *p)
  * file, so that they cannot disagree. kprobe_mutex and the text locks.
  */
 
-int kprobe_check_point(struct kprobe *p, struct kprobe **site,
-		       struct module **mod)
+static int kprobe_check_point(struct kprobe *p, struct kprobe **site,
+			      struct module **mod)
 {
 	int ret;
 
@@ -633,7 +650,7 @@ int kprobe_check_point(struct kprobe *p, struct kprobe **site,
 	return check_probe_address(p);
 }
 
-int kprobe_prepare_site(struct kprobe *p)
+static int kprobe_prepare_site(struct kprobe *p)
 {
 	if (kprobe_ftrace(p))
 		return arch_prepare_kprobe_ftrace(p);
@@ -654,6 +671,103 @@ void kprobe_release_site(struct kprobe *site)
 		return;
 	kprobe_site_remove_detour(site);
 	free_aggregate(site);
+}
+
+/* ---- what registering would do: the query file -------------------------- */
+
+/*
+ * The blacklist entry that refused @addr, copied into the verdict: a
+ * module's entry goes with the module once kprobe_mutex is dropped.
+ */
+static void query_blacklist_entry(struct kprobe_query_verdict *v, unsigned long addr)
+{
+	struct kprobe_blacklist_entry *ent = kprobe_blacklist_entry_of(addr);
+
+	if (ent) {
+		v->blacklist_start = ent->start_addr;
+		v->blacklist_size = ent->end_addr - ent->start_addr;
+	} else {
+		v->blacklist_arch = arch_within_kprobe_blacklist(addr);
+	}
+}
+
+/* @p passed the checks: what else registering it would decide. */
+static void query_accepted(struct kprobe_query_verdict *v, struct kprobe *p,
+			   struct kprobe *site)
+{
+	v->entry = p->flags & KPROBE_FLAG_ON_FUNC_ENTRY;
+	v->ftrace = kprobe_ftrace(p);
+	if (site)
+		v->registered = kprobe_is_aggr(site) ? KPROBE_QUERY_SEVERAL : KPROBE_QUERY_ONE;
+	/* An ftrace site takes no trap, so there is no second one to skip. */
+	if (!v->ftrace)
+		v->boostable = arch_kprobe_boostable(p, &v->boost_why);
+	v->asking = &v->optimize;
+	kprobe_query_optimize(v, p);
+}
+
+/**
+ * kprobe_query() - what registering a kprobe at a point would do
+ * @v: filled with the verdict
+ * @addr: the probe point, or NULL with @sym
+ * @sym: a symbol ("MODULE:SYMBOL" for a module's), or NULL with @addr
+ * @offset: bytes after @sym or @addr
+ *
+ * The query file's verdict, from the checks registering makes
+ * (kprobe_check_point(), kprobe_prepare_site(), the optimizer's), run on
+ * a probe that is prepared and released again, marked KPROBE_FLAG_QUERY
+ * so that the arch allocates and writes nothing for it: nothing is
+ * registered, armed or written.
+ *
+ * Context: process context, may sleep; takes kprobe_mutex and the text
+ * locks.
+ */
+void kprobe_query(struct kprobe_query_verdict *v, kprobe_opcode_t *addr,
+		  const char *sym, unsigned long offset)
+{
+	struct kprobe *p, *site = NULL;
+	struct module *mod = NULL;
+
+	memset(v, 0, sizeof(*v));
+	v->asking = &v->probe;
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p) {
+		v->probe.err = -ENOMEM;
+		v->probe.rule = "out of memory";
+		return;
+	}
+	guard(mutex)(&kprobe_mutex);
+	/* The checks decode text: no retiring site's jump may be in it. */
+	kprobe_retire_sites();
+	kprobes_lock_text();
+	kprobe_querying = v;
+	addr = kprobe_target_addr(addr, sym, offset);
+	if (IS_ERR(addr)) {
+		v->probe.err = kprobe_refuse(PTR_ERR(addr), "no such symbol");
+		goto unlock;
+	}
+	v->asked = addr;
+	p->addr = addr;
+	p->flags = KPROBE_FLAG_QUERY;
+	v->probe.err = kprobe_check_point(p, &site, &mod);
+	v->placed = p->addr;
+	if (!v->probe.err)
+		v->probe.err = kprobe_prepare_site(p);
+	if (v->probe.err) {
+		if (v->blacklisted)
+			query_blacklist_entry(v, (unsigned long)p->addr);
+		goto unpin;
+	}
+	query_accepted(v, p, site);
+	kprobe_release_site(p);
+unpin:
+	if (mod)
+		module_put(mod);
+	kprobe_forget_probed_function();
+unlock:
+	kprobe_querying = NULL;
+	kprobes_unlock_text();
+	kfree(p);
 }
 
 /* ---- registering -------------------------------------------------------- */

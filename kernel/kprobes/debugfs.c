@@ -211,153 +211,103 @@ DEFINE_SEQ_ATTRIBUTE(kprobe_blacklist);
 /*
  * /sys/kernel/debug/kprobes/query: write a probe point ("SYMBOL",
  * "SYMBOL+OFFSET", "MODULE:SYMBOL+OFFSET" or a hexadecimal address) and
- * read back what registering a kprobe there would do, without
- * registering one: where the probe would go, and whether it would be
+ * read back, through the same open file, what registering a kprobe
+ * there would do: where the probe would go, and whether it would be
  * accepted, boosted, optimized, each "no" with the rule that said it.
- * The answer comes from the checks registering makes (kprobe_check_point(),
- * kprobe_prepare_site(), kprobe_prepare_detour()), run on a probe that is
- * prepared and released again, never listed nor armed, marked
- * KPROBE_FLAG_QUERY so that the arch allocates and writes nothing for
- * it. The file holds the answer to the last query written to it; see
- * Documentation/trace/kprobes.rst for the format.
+ * The verdict is the core's (kprobe_query()); this file only words it,
+ * in the format Documentation/trace/kprobes.rst shows. Each open of the
+ * file has its own answer, so that two users never read each other's.
  */
-#define QUERY_ANSWER_SIZE	1024
 
-/* The last answer; query_lock guards it. */
-static DEFINE_MUTEX(query_lock);
-static char query_text[QUERY_ANSWER_SIZE];
-static struct seq_buf query_answer;
-
-/* One line "@what: yes", or "@what: no: <rule> (<error>)" for a non-zero @err. */
-static void query_say(struct seq_buf *s, const char *what, int err)
+/* One line "@what: yes", or "@what: no: <rule> (<error>)". */
+static void query_say(struct seq_buf *s, const char *what,
+		      const struct kprobe_query_check *check)
 {
-	if (!err)
+	if (!check->err)
 		seq_buf_printf(s, "%s: yes\n", what);
 	else
 		seq_buf_printf(s, "%s: no: %s (%pe)\n", what,
-			       kprobe_refusal_rule ?: "refused by the arch", ERR_PTR(err));
+			       check->rule ?: "refused by the arch", ERR_PTR(check->err));
 }
 
-static void query_say_blacklist(struct seq_buf *s, unsigned long addr)
+static void query_say_blacklist(struct seq_buf *s, const struct kprobe_query_verdict *v)
 {
-	struct kprobe_blacklist_entry *ent = kprobe_blacklist_entry_of(addr);
-
-	if (ent)
+	if (v->blacklist_size)
 		seq_buf_printf(s, "blacklisted: %ps, %lu bytes\n",
-			       (void *)ent->start_addr, ent->end_addr - ent->start_addr);
-	else if (arch_within_kprobe_blacklist(addr))
+			       (void *)v->blacklist_start, v->blacklist_size);
+	else if (v->blacklist_arch)
 		seq_buf_puts(s, "blacklisted: by the arch\n");
 }
 
-#ifdef CONFIG_OPTPROBES
-static void query_optimization(struct seq_buf *s, struct kprobe *p)
+static void query_say_optimize(struct seq_buf *s, const struct kprobe_query_verdict *v)
 {
-	struct optimized_kprobe *op;
-	struct kprobe *inside;
-	int ret;
-
-	if (!kprobes_optimization) {
+	switch (v->optimizer) {
+	case KPROBE_QUERY_OPT_SYSCTL_OFF:
 		seq_buf_puts(s, "optimize: no: debug.kprobes-optimization is 0\n");
 		return;
+	case KPROBE_QUERY_OPT_NOT_BUILT:
+		seq_buf_puts(s, "optimize: no: not built with CONFIG_OPTPROBES\n");
+		return;
+	case KPROBE_QUERY_OPT_ASKED:
+		break;
 	}
-	op = kzalloc(sizeof(*op), GFP_KERNEL);
-	if (!op) {
-		query_say(s, "optimize", kprobe_refuse(-ENOMEM, "out of memory"));
+	query_say(s, "optimize", &v->optimize);
+	if (v->optimize_blocker)
+		seq_buf_printf(s, "optimize: not while %pS is probed too\n",
+			       v->optimize_blocker);
+}
+
+static void query_say_verdict(struct seq_buf *s, const struct kprobe_query_verdict *v)
+{
+	if (v->asked)
+		seq_buf_printf(s, "asked: %pS\n", v->asked);
+	if (v->placed != v->asked)
+		seq_buf_printf(s, "placed: %pS\n", v->placed);
+	query_say(s, "probe", &v->probe);
+	if (v->probe.err) {
+		if (v->blacklisted)
+			query_say_blacklist(s, v);
 		return;
 	}
-	op->kp.addr = p->addr;
-	op->kp.flags = KPROBE_FLAG_QUERY;
-	INIT_LIST_HEAD(&op->list);
-	kprobe_refusal_rule = NULL;
-	ret = kprobe_prepare_detour(op, p);
-	query_say(s, "optimize", ret);
-	if (!ret) {
-		inside = kprobe_region_probe(op);
-		if (inside)
-			seq_buf_printf(s, "optimize: not while %pS is probed too\n",
-				       inside->addr);
-		arch_remove_optimized_kprobe(op);
-	}
-	kfree(op);
+	seq_buf_printf(s, "entry: %s\n", v->entry ? "yes" : "no");
+	seq_buf_printf(s, "ftrace: %s\n", v->ftrace ? "yes" : "no");
+	if (v->registered != KPROBE_QUERY_NONE)
+		seq_buf_printf(s, "registered: %s\n",
+			       v->registered == KPROBE_QUERY_SEVERAL ?
+			       "several probes" : "one probe");
+	if (!v->ftrace)
+		seq_buf_printf(s, "boost: %s%s%s\n", v->boostable ? "yes" : "no",
+			       v->boost_why ? ": " : "", v->boost_why ?: "");
+	query_say_optimize(s, v);
 }
-#else
-static void query_optimization(struct seq_buf *s, struct kprobe *p)
-{
-	seq_buf_puts(s, "optimize: no: not built with CONFIG_OPTPROBES\n");
-}
-#endif
 
 /**
  * kprobes_query_point() - what registering a kprobe at a point would do
- * @s: where the answer goes, a "what: verdict" line each
+ * @buf: where the answer goes, a "what: verdict" line each
+ * @size: room in @buf
  * @addr: the probe point, or NULL with @sym
  * @sym: a symbol ("MODULE:SYMBOL" for a module's), or NULL with @addr
  * @offset: bytes after @sym or @addr
  *
- * The query file's answer (see Documentation/trace/kprobes.rst), made by
- * the checks registering makes, on a probe that is prepared and released
- * again: nothing is registered, armed or allocated, no text is written.
- * Also for the KUnit suite.
+ * The query file's answer (see Documentation/trace/kprobes.rst), worded
+ * from kprobe_query()'s verdict: nothing is registered or armed, the
+ * arch allocates nothing, no text is written. @sym may lie in @buf: the
+ * verdict is complete before @buf is written. An answer too long for
+ * @buf is cut short. Also for the KUnit suite.
  *
  * Context: process context, may sleep; takes kprobe_mutex.
+ * Return: the length of the answer in @buf.
  */
-VISIBLE_IF_KUNIT void kprobes_query_point(struct seq_buf *s, kprobe_opcode_t *addr,
-					  const char *sym, unsigned long offset)
+VISIBLE_IF_KUNIT size_t kprobes_query_point(char *buf, size_t size, kprobe_opcode_t *addr,
+					    const char *sym, unsigned long offset)
 {
-	struct module *mod = NULL;
-	const char *why = NULL;
-	struct kprobe *p, *site;
-	bool boostable;
-	int ret;
+	struct kprobe_query_verdict v;
+	struct seq_buf s;
 
-	p = kzalloc(sizeof(*p), GFP_KERNEL);
-	if (!p) {
-		seq_buf_puts(s, "probe: no: out of memory\n");
-		return;
-	}
-	guard(mutex)(&kprobe_mutex);
-	/* The checks decode text: no retiring site's jump may be in it. */
-	kprobe_retire_sites();
-	kprobes_lock_text();
-	kprobe_refusal_rule = NULL;
-	addr = kprobe_target_addr(addr, sym, offset);
-	if (IS_ERR(addr)) {
-		query_say(s, "probe", kprobe_refuse(PTR_ERR(addr), "no such symbol"));
-		goto unlock;
-	}
-	seq_buf_printf(s, "asked: %pS\n", addr);
-	p->addr = addr;
-	p->flags = KPROBE_FLAG_QUERY;
-	ret = kprobe_check_point(p, &site, &mod);
-	if (p->addr != addr)
-		seq_buf_printf(s, "placed: %pS\n", p->addr);
-	if (!ret)
-		ret = kprobe_prepare_site(p);
-	query_say(s, "probe", ret);
-	if (ret) {
-		if (kprobe_refusal_rule == kprobe_rule_blacklisted)
-			query_say_blacklist(s, (unsigned long)p->addr);
-		goto unpin;
-	}
-	seq_buf_printf(s, "entry: %s\n", p->flags & KPROBE_FLAG_ON_FUNC_ENTRY ? "yes" : "no");
-	seq_buf_printf(s, "ftrace: %s\n", kprobe_ftrace(p) ? "yes" : "no");
-	if (site)
-		seq_buf_printf(s, "registered: %s\n",
-			       kprobe_is_aggr(site) ? "several probes" : "one probe");
-	if (!kprobe_ftrace(p)) {
-		boostable = arch_kprobe_boostable(p, &why);
-		seq_buf_printf(s, "boost: %s%s%s\n", boostable ? "yes" : "no",
-			       why ? ": " : "", why ?: "");
-	}
-	query_optimization(s, p);
-	kprobe_release_site(p);
-unpin:
-	if (mod)
-		module_put(mod);
-	kprobe_forget_probed_function();
-unlock:
-	kprobes_unlock_text();
-	kfree(p);
+	kprobe_query(&v, addr, sym, offset);
+	seq_buf_init(&s, buf, size);
+	query_say_verdict(&s, &v);
+	return seq_buf_used(&s);
 }
 EXPORT_SYMBOL_IF_KUNIT(kprobes_query_point);
 
@@ -387,41 +337,39 @@ static int query_parse(char *in, kprobe_opcode_t **addr, const char **sym,
 	return 0;
 }
 
+/*
+ * The point written and its answer share the page simple_transaction_get()
+ * gives this open of the file: one write per open (another is -EBUSY),
+ * and the answer is read back through the same file descriptor.
+ */
 static ssize_t query_write(struct file *file, const char __user *ubuf,
 			   size_t count, loff_t *ppos)
 {
 	kprobe_opcode_t *addr;
 	unsigned long offset;
 	const char *sym;
+	size_t len;
 	char *in;
 	int ret;
 
 	if (count >= KSYM_NAME_LEN + MODULE_NAME_LEN + 32)
 		return -E2BIG;
-	in = memdup_user_nul(ubuf, count);
+	in = simple_transaction_get(file, ubuf, count);	/* NUL-terminated */
 	if (IS_ERR(in))
 		return PTR_ERR(in);
 	ret = query_parse(strim(in), &addr, &sym, &offset);
-	if (!ret) {
-		guard(mutex)(&query_lock);
-		seq_buf_init(&query_answer, query_text, sizeof(query_text));
-		kprobes_query_point(&query_answer, addr, sym, offset);
-	}
-	kfree(in);
-	return ret ?: count;
-}
-
-static ssize_t query_read(struct file *file, char __user *ubuf, size_t count,
-			  loff_t *ppos)
-{
-	guard(mutex)(&query_lock);
-	return simple_read_from_buffer(ubuf, count, ppos, query_text,
-				       seq_buf_used(&query_answer));
+	if (ret)
+		return ret;
+	len = kprobes_query_point(in, SIMPLE_TRANSACTION_LIMIT, addr, sym, offset);
+	simple_transaction_set(file, len);
+	/* *ppos is not advanced: a read on this descriptor starts at the answer. */
+	return count;
 }
 
 static const struct file_operations kprobes_query_fops = {
-	.read		= query_read,
+	.read		= simple_transaction_read,
 	.write		= query_write,
+	.release	= simple_transaction_release,
 	.llseek		= default_llseek,
 };
 

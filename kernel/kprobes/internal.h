@@ -57,8 +57,6 @@ static inline int order_ulong(unsigned long x, unsigned long y)
 extern struct mutex kprobe_mutex;
 extern bool kprobes_all_disarmed;
 extern bool kprobes_initialized;
-extern const char *kprobe_refusal_rule;
-extern const char *const kprobe_rule_blacklisted;
 extern struct list_head kprobe_blacklist;	/* blacklist.c */
 
 /* ---- core.c: aggregate sites -------------------------------------------- */
@@ -269,17 +267,12 @@ static inline bool kprobe_probe_unhooked(const struct kprobe *p)
 
 /* ---- core.c ------------------------------------------------------------- */
 
-kprobe_opcode_t *kprobe_target_addr(kprobe_opcode_t *addr, const char *symbol_name,
-				    unsigned long offset);
 kprobe_opcode_t *kprobe_resolve_addr(kprobe_opcode_t *addr,
 				     const char *symbol_name,
 				     unsigned long offset,
 				     bool *on_func_entry, unsigned long *func);
-int kprobe_check_point(struct kprobe *p, struct kprobe **site,
-		       struct module **mod);
-int kprobe_prepare_site(struct kprobe *p);
-void kprobe_forget_probed_function(void);
 void kprobe_release_site(struct kprobe *site);
+void kprobe_forget_probed_function(void);
 bool kprobe_find_registered(struct kprobe *p, struct kprobe **site_out);
 int kprobe_sync_all_sites(void);
 
@@ -292,6 +285,88 @@ void kprobe_table_add(struct kprobe *site);
 void kprobe_table_replace(struct kprobe *old, struct kprobe *site);
 void kprobe_site_unhash(struct kprobe *site);
 void kprobe_table_shrink(void);
+
+/* ---- core.c: what registering would do, for the query file ------------- */
+
+/**
+ * struct kprobe_query_check - the answer to one question of a query
+ * @err: 0 for yes, or the error registering would return
+ * @rule: for a no, the rule that said it: a string constant that
+ *	kprobe_refuse() recorded, or NULL when the refusal named none
+ */
+struct kprobe_query_check {
+	int err;
+	const char *rule;
+};
+
+/**
+ * enum kprobe_query_registered - the probes at a point already
+ * @KPROBE_QUERY_NONE: none
+ * @KPROBE_QUERY_ONE: one, its own site
+ * @KPROBE_QUERY_SEVERAL: an aggregate site
+ */
+enum kprobe_query_registered {
+	KPROBE_QUERY_NONE,
+	KPROBE_QUERY_ONE,
+	KPROBE_QUERY_SEVERAL,
+};
+
+/**
+ * enum kprobe_query_optimizer - whether the optimizer was asked
+ * @KPROBE_QUERY_OPT_ASKED: it was: kprobe_query_verdict::optimize says
+ * @KPROBE_QUERY_OPT_SYSCTL_OFF: debug.kprobes-optimization is 0
+ * @KPROBE_QUERY_OPT_NOT_BUILT: the kernel has no CONFIG_OPTPROBES
+ */
+enum kprobe_query_optimizer {
+	KPROBE_QUERY_OPT_ASKED,
+	KPROBE_QUERY_OPT_SYSCTL_OFF,
+	KPROBE_QUERY_OPT_NOT_BUILT,
+};
+
+/**
+ * struct kprobe_query_verdict - what registering a kprobe at a point would do
+ * @asked: the address the point names; NULL when it names none
+ * @placed: where the probe would go: @asked, or where the arch moves it
+ * @probe: would register_kprobe() accept it: the four members after it
+ *	are filled only when it would not, and the others only when it would
+ * @blacklisted: @probe was refused by the blacklist
+ * @blacklist_start: then, the start of the entry that holds @placed
+ * @blacklist_size: and its size; 0 when no entry holds it
+ * @blacklist_arch: the arch's own blacklist holds it, when no entry does
+ * @entry: @placed is a function's entry
+ * @ftrace: @placed is ftrace's call site
+ * @registered: the probes there already
+ * @boostable: hits without a post_handler would skip the second trap;
+ *	false at ftrace's site, which takes none
+ * @boost_why: why, or why not, as the arch says; may be NULL
+ * @optimizer: whether the optimizer was asked
+ * @optimize: if it was, would it give the site a jump
+ * @optimize_blocker: the address of a probe inside the region the jump
+ *	would cover, which keeps the site a breakpoint meanwhile; or NULL
+ * @asking: the question kprobe_refuse() records its rule in while
+ *	kprobe_query() runs: @probe, then @optimize
+ */
+struct kprobe_query_verdict {
+	kprobe_opcode_t *asked;
+	kprobe_opcode_t *placed;
+	struct kprobe_query_check probe;
+	bool blacklisted;
+	unsigned long blacklist_start;
+	unsigned long blacklist_size;
+	bool blacklist_arch;
+	bool entry;
+	bool ftrace;
+	enum kprobe_query_registered registered;
+	bool boostable;
+	const char *boost_why;
+	enum kprobe_query_optimizer optimizer;
+	struct kprobe_query_check optimize;
+	kprobe_opcode_t *optimize_blocker;
+	struct kprobe_query_check *asking;
+};
+
+void kprobe_query(struct kprobe_query_verdict *v, kprobe_opcode_t *addr,
+		  const char *sym, unsigned long offset);
 
 /* ---- batch.c ------------------------------------------------------------ */
 
@@ -346,10 +421,7 @@ void __init kretprobe_populate_blacklist(void);
 /* ---- optimizer.c -------------------------------------------------------- */
 
 #ifdef CONFIG_OPTPROBES
-extern int kprobes_optimization;
-
-struct kprobe *kprobe_region_probe(struct optimized_kprobe *op);
-int kprobe_prepare_detour(struct optimized_kprobe *op, struct kprobe *p);
+void kprobe_query_optimize(struct kprobe_query_verdict *v, struct kprobe *p);
 bool kprobe_site_prepare_detour(struct kprobe *site, struct kprobe *p);
 void kprobe_site_remove_detour(struct kprobe *site);
 bool kprobe_site_listed_optimized(struct kprobe *site);
@@ -365,6 +437,11 @@ void kprobe_queue_retire_work(void);
 void kprobe_retire_chunk(void);
 void kprobe_retire_sites(void);
 #else
+static inline void kprobe_query_optimize(struct kprobe_query_verdict *v, struct kprobe *p)
+{
+	v->optimizer = KPROBE_QUERY_OPT_NOT_BUILT;
+}
+
 static inline bool kprobe_site_prepare_detour(struct kprobe *site, struct kprobe *p)
 {
 	return false;

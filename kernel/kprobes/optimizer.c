@@ -14,7 +14,7 @@
 static unsigned int nr_blocked_sites;
 
 /* debug.kprobes-optimization. Under kprobe_mutex. */
-int kprobes_optimization = 1;
+static int kprobes_optimization = 1;
 
 /* Sites waiting for the optimizer, by optimized_kprobe::list. Under kprobe_mutex. */
 static LIST_HEAD(optimizing_list);
@@ -60,7 +60,7 @@ struct optimized_kprobe *kprobe_detour_site(struct kprobe *p)
 #define OPTIMIZED_SPAN	(MAX_OPTIMIZED_LENGTH / sizeof(kprobe_opcode_t))
 
 /* The first probe inside the region @op's jump would cover, or NULL. */
-struct kprobe *kprobe_region_probe(struct optimized_kprobe *op)
+static struct kprobe *kprobe_region_probe(struct optimized_kprobe *op)
 {
 	struct kprobe *p;
 	size_t i;
@@ -157,7 +157,7 @@ static bool kprobe_site_check_optimizable(struct kprobe *site, bool armed)
  * Build @op's detour buffer, if the arch can reach @p's site by a jump:
  * the decision for registering and for the query file.
  */
-int kprobe_prepare_detour(struct optimized_kprobe *op, struct kprobe *p)
+static int kprobe_prepare_detour(struct optimized_kprobe *op, struct kprobe *p)
 {
 	if (kprobe_ftrace(p))
 		return kprobe_refuse(-EINVAL, "ftrace's site: it makes a call already");
@@ -174,6 +174,47 @@ void kprobe_site_remove_detour(struct kprobe *site)
 {
 	site_set_blocked(site, false);
 	arch_remove_optimized_kprobe(to_op(site));
+}
+
+/**
+ * kprobe_query_optimize() - would the optimizer give a query's probe a jump?
+ * @v: the verdict kprobe_query() is filling, asking about @v->optimize
+ * @p: the query's probe, prepared as a site would be
+ *
+ * The decision registering makes (kprobe_prepare_detour()), on an
+ * optimized_kprobe marked KPROBE_FLAG_QUERY, so that the arch builds no
+ * detour, and released again; and the probe inside the region, which
+ * would keep the site a breakpoint for now.
+ *
+ * Context: kprobe_mutex and the text locks held, as kprobe_query() has
+ * them; may sleep.
+ */
+void kprobe_query_optimize(struct kprobe_query_verdict *v, struct kprobe *p)
+{
+	struct optimized_kprobe *op;
+	struct kprobe *inside;
+
+	lockdep_assert_held(&kprobe_mutex);
+	if (!kprobes_optimization) {
+		v->optimizer = KPROBE_QUERY_OPT_SYSCTL_OFF;
+		return;
+	}
+	op = kzalloc(sizeof(*op), GFP_KERNEL);
+	if (!op) {
+		v->optimize.err = kprobe_refuse(-ENOMEM, "out of memory");
+		return;
+	}
+	op->kp.addr = p->addr;
+	op->kp.flags = KPROBE_FLAG_QUERY;
+	INIT_LIST_HEAD(&op->list);
+	v->optimize.err = kprobe_prepare_detour(op, p);
+	if (!v->optimize.err) {
+		inside = kprobe_region_probe(op);
+		if (inside)
+			v->optimize_blocker = inside->addr;
+		arch_remove_optimized_kprobe(op);
+	}
+	kfree(op);
 }
 
 /*

@@ -313,7 +313,8 @@ tree's formats, and add two files:
   the same checks registration runs (kprobe_check_point()), so the two
   cannot disagree. The probe asked about is marked KPROBE_FLAG_QUERY:
   an arch that knows the flag (x86-64) takes no slot and writes no text
-  for it.
+  for it. Each open of the file has its own answer, read back through
+  the descriptor the point was written to.
 EOF
 
 add $x86/breakpoint.c
