@@ -168,13 +168,15 @@ int __init kprobe_populate_blacklist(void)
 }
 
 #ifdef CONFIG_MODULES
-static void blacklist_remove_range(unsigned long start, unsigned long end)
+/* A going module's memory: drop the entries that start in [start, end). */
+static void blacklist_drop_entries_in(unsigned long start, unsigned long end)
 {
-	struct kprobe_blacklist_entry *ent, *next;
+	struct kprobe_blacklist_entry *ent, *tmp;
 
-	list_for_each_entry_safe(ent, next, &kprobe_blacklist, list) {
-		if (ent->start_addr < start || ent->start_addr >= end)
+	list_for_each_entry_safe(ent, tmp, &kprobe_blacklist, list) {
+		if (ent->start_addr - start >= end - start)
 			continue;
+		/* kprobe_in_blacklisted_range() reads it under RCU. */
 		list_del_rcu(&ent->list);
 		kfree_rcu(ent, rcu);
 	}
@@ -203,7 +205,7 @@ void kprobe_module_blacklist_update(struct module *mod, bool add)
 		struct module_memory *mem = &mod->mem[type];
 
 		if (mem->size)
-			blacklist_remove_range((unsigned long)mem->base,
+			blacklist_drop_entries_in((unsigned long)mem->base,
 					       (unsigned long)mem->base + mem->size);
 	}
 }

@@ -177,7 +177,6 @@ int kprobe_read_original(u8 *buf, unsigned long addr)
  */
 bool kprobe_insn_may_be_listed_site(struct insn *insn)
 {
-	kprobe_assert_mutex_held();
 	lockdep_assert_held(&text_mutex);
 	switch (insn->opcode.bytes[0]) {
 	case 0x31:			/* xor %eax,%eax: listed with three cs */
@@ -300,7 +299,6 @@ int kprobe_classify_insn(struct insn *insn, struct arch_specific_insn *ai)
 	u8 reg = X86_MODRM_REG(insn->modrm.bytes[0]);
 	bool branch = true;
 
-	kprobe_assert_mutex_held();
 	ai->kind = KPROBE_INSN_COPY;
 	ai->disp = insn->immediate.nbytes ? insn->immediate.value : 0;
 
@@ -483,7 +481,6 @@ int kprobe_copy_insn(u8 *dst, struct insn *insn, const u8 *buf,
 	s64 disp;
 	s32 disp32;
 
-	kprobe_assert_mutex_held();
 	memcpy(dst, buf, insn->length);
 	if (!insn_rip_relative(insn))
 		return 0;

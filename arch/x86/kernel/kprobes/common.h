@@ -92,7 +92,11 @@
 struct insn;
 struct arch_specific_insn;
 
-/* Shared by breakpoint.c and optimize.c; all called with kprobe_mutex held. */
+/*
+ * Shared by breakpoint.c and optimize.c. kprobe_read_original() reads
+ * the text under kprobe_mutex, kprobe_insn_may_be_listed_site()'s answer
+ * holds while text_mutex is held; the others use their arguments only.
+ */
 int kprobe_read_original(u8 *buf, unsigned long addr);
 bool kprobe_insn_may_be_listed_site(struct insn *insn);
 int kprobe_classify_insn(struct insn *insn, struct arch_specific_insn *ai);
