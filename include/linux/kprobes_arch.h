@@ -35,9 +35,15 @@
  *			kprobe_count_hit() for the site they hit. Default
  *			false: the core then makes every site an aggregate and
  *			counts in the aggregate's pre_handler.
- * arch_kprobe_queue_optimize	defined (to itself) by an arch that
- *			implements the queued optimizer hooks below; without
- *			it the core drives the tree's optprobe interface.
+ * HAVE_KPROBE_BATCH	the arch queues its text writes and makes them
+ *			visible to all CPUs at once when the core applies a
+ *			batch (x86). It then implements arch_kprobe_queue_arm()
+ *			and arch_kprobe_queue_apply() and, with
+ *			CONFIG_OPTPROBES, arch_kprobe_queue_optimize() and
+ *			arch_kprobe_queue_unoptimize(), instead of
+ *			arch_arm_kprobe(), arch_disarm_kprobe() and the tree's
+ *			optprobe interface. Without it, defaults below write
+ *			through those, one site at a time.
  * The arch's code defines the per-CPU current_kprobe and kprobe_ctlblk.
  *
  * Context and locks
@@ -95,16 +101,30 @@ void arch_remove_kprobe(struct kprobe *p);
 void arch_arm_kprobe(struct kprobe *p);
 void arch_disarm_kprobe(struct kprobe *p);
 
+#ifdef HAVE_KPROBE_BATCH
 /*
- * Batched arming (optional): queue the write of arch_arm_kprobe() (@arm)
- * or arch_disarm_kprobe() for @p; arch_kprobe_queue_apply() then makes
- * every queued write visible on every CPU at once, for example with one
- * text_poke_sync() for a whole registration call. The defaults write each
- * at once through arch_arm_kprobe()/arch_disarm_kprobe(), and apply
- * nothing.
+ * Batched arming: queue the write of the breakpoint at p->addr (@arm), or
+ * of the original p->opcode back; arch_kprobe_queue_apply() then makes
+ * every queued write, and with CONFIG_OPTPROBES every queued jump write,
+ * visible on every CPU at once, for example with one text_poke_sync() for
+ * a whole registration call.
  */
 void arch_kprobe_queue_arm(struct kprobe *p, bool arm);
 void arch_kprobe_queue_apply(void);
+#else
+/* Without batching each write is made at once, and nothing is left to apply. */
+static inline void arch_kprobe_queue_arm(struct kprobe *p, bool arm)
+{
+	if (arm)
+		arch_arm_kprobe(p);
+	else
+		arch_disarm_kprobe(p);
+}
+
+static inline void arch_kprobe_queue_apply(void)
+{
+}
+#endif /* HAVE_KPROBE_BATCH */
 
 /*
  * Once at boot (early_initcall), after the blacklist is built and before
@@ -224,30 +244,24 @@ void arch_remove_optimized_kprobe(struct optimized_kprobe *op);
 int arch_within_optimized_kprobe(struct optimized_kprobe *op,
 				 kprobe_opcode_t *addr);
 
+#ifdef HAVE_KPROBE_BATCH
 /*
- * Queued optimizer hooks (optional, with arch_kprobe_queue_optimize
- * defined as a macro): queue the write of @op's jump over its armed
+ * Queued optimizer hooks: queue the write of @op's jump over its armed
  * breakpoint, or of the breakpoint (@armed) or the original bytes back
  * over the jump; arch_kprobe_queue_apply() writes them. Jumps are queued
  * only by the optimizer, after an RCU-tasks grace period that followed
  * KPROBE_FLAG_OPT_READY, so that no task is inside the region. A site
  * being unoptimized without @armed may be out of the table already (its
  * last probe went): no breakpoint may appear there meanwhile.
- *
- * The default drives the tree's optprobe interface, one site at a time:
- * arch_optimize_kprobes() on a list of @op alone; arch_unoptimize_kprobe()
- * (which puts the breakpoint back) when the site stays armed, and
- * arch_disarm_kprobe() (which writes the original over the jump) when
- * not. The arch's detour calls opt_pre_handler() with @op's probe as
- * current_kprobe.
  */
 void arch_kprobe_queue_optimize(struct optimized_kprobe *op);
 void arch_kprobe_queue_unoptimize(struct optimized_kprobe *op, bool armed);
-
+#else
 /*
  * The tree's optprobe interface, as arm and powerpc implement it. The
- * core calls the first two through the defaults above; the others are
- * the arch's own business and declared for its definitions.
+ * core calls the first two through the defaults below; the others are
+ * the arch's own business and declared for its definitions. The arch's
+ * detour calls opt_pre_handler() with @op's probe as current_kprobe.
  */
 void arch_optimize_kprobes(struct list_head *oplist);
 void arch_unoptimize_kprobe(struct optimized_kprobe *op);
@@ -255,6 +269,36 @@ void arch_unoptimize_kprobes(struct list_head *oplist,
 			     struct list_head *done_list);
 int arch_check_optimized_kprobe(struct optimized_kprobe *op);
 int arch_prepared_optinsn(struct arch_optimized_insn *optinsn);
+
+/*
+ * The queued optimizer hooks without batching: each jump, and each
+ * breakpoint or original instruction that replaces one, is written at
+ * once, one site at a time, so the arch's optimizer code has nothing
+ * left for arch_kprobe_queue_apply().
+ */
+static inline void arch_kprobe_queue_optimize(struct optimized_kprobe *op)
+{
+	LIST_HEAD(one);
+
+	list_add(&op->list, &one);
+	arch_optimize_kprobes(&one);	/* takes @op off the list */
+}
+
+static inline void arch_kprobe_queue_unoptimize(struct optimized_kprobe *op,
+						bool armed)
+{
+	/*
+	 * A site to be disarmed gets its original instruction over the
+	 * jump in one write: it may be out of the table already (retiring),
+	 * and a breakpoint there, even for a moment, would be one that no
+	 * probe owns.
+	 */
+	if (armed)
+		arch_unoptimize_kprobe(op);	/* the breakpoint is back */
+	else
+		arch_disarm_kprobe(&op->kp);
+}
+#endif /* HAVE_KPROBE_BATCH */
 #endif /* CONFIG_OPTPROBES */
 
 /* ---- the arch's hooks: probes on ftrace (CONFIG_KPROBES_ON_FTRACE) ------- */

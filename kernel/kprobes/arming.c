@@ -11,23 +11,6 @@
 
 #include "internal.h"
 
-/*
- * The arch batches breakpoint writes: it queues each one and serializes
- * all CPUs once when the batch is applied. An arch without batching
- * arms each site at once; the default does that.
- */
-void __weak arch_kprobe_queue_arm(struct kprobe *p, bool arm)
-{
-	if (arm)
-		arch_arm_kprobe(p);
-	else
-		arch_disarm_kprobe(p);
-}
-
-void __weak arch_kprobe_queue_apply(void)
-{
-}
-
 /* Should the text at this site trap (or ftrace call us) right now? */
 bool kprobe_site_wants_armed(struct kprobe *site)
 {
@@ -264,9 +247,10 @@ out:
 
 /*
  * Bring a site's armed state in line with kprobe_site_wants_armed(), and its
- * optimization with kprobe_site_check_optimizable(). Breakpoint writes are queued
- * in the arch (the caller holds text_mutex and calls kprobe_batch_apply_text());
- * ftrace sites are collected for kprobe_batch_finish().
+ * optimization with kprobe_site_check_optimizable(). Breakpoint writes go to
+ * arch_kprobe_queue_arm(): an arch with HAVE_KPROBE_BATCH queues them until
+ * the caller, which holds text_mutex, calls kprobe_batch_apply_text(); others
+ * write them at once. ftrace sites are collected for kprobe_batch_finish().
  */
 int kprobe_site_sync_armed(struct kprobe_batch *b, struct kprobe *site)
 {

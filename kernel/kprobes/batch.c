@@ -39,7 +39,7 @@ void kprobes_unlock_text(void)
 	cpus_read_unlock();
 }
 
-/* Apply the queued breakpoint writes; text_mutex held. */
+/* Apply the queued breakpoint and jump writes; text_mutex held. */
 void kprobe_batch_apply_text(struct kprobe_batch *b)
 {
 	lockdep_assert_held(&text_mutex);

@@ -80,35 +80,6 @@ static bool region_has_probe(struct kprobe *site)
 	return kprobe_region_probe(to_op(site));
 }
 
-#ifndef arch_kprobe_queue_optimize
-/*
- * Arches with the tree's optprobe interface (arm, powerpc) write each
- * jump, and each breakpoint that replaces one, at once: the queue is
- * theirs to batch, and arch_kprobe_queue_apply() has nothing left to do.
- */
-void arch_kprobe_queue_optimize(struct optimized_kprobe *op)
-{
-	LIST_HEAD(one);
-
-	list_add(&op->list, &one);
-	arch_optimize_kprobes(&one);	/* takes @op off the list */
-}
-
-void arch_kprobe_queue_unoptimize(struct optimized_kprobe *op, bool armed)
-{
-	/*
-	 * A site to be disarmed gets its original instruction over the
-	 * jump in one write: it may be out of the table already (retiring),
-	 * and a breakpoint there, even for a moment, would be one that no
-	 * probe owns.
-	 */
-	if (armed)
-		arch_unoptimize_kprobe(op);	/* the breakpoint is back */
-	else
-		arch_disarm_kprobe(&op->kp);
-}
-#endif
-
 /**
  * opt_pre_handler() - run the handlers of an optimized site's hit
  * @p: the site whose jump was taken

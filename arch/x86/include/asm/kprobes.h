@@ -43,9 +43,11 @@ extern const int kretprobe_blacklist_size;
 /* Our hit paths call kprobe_count_hit() for the site they hit. */
 #define arch_kprobe_counts_hits	true
 
-/* Our optimizer's text writes are queued with the breakpoints' (optimize.c). */
-#define arch_kprobe_queue_optimize	arch_kprobe_queue_optimize
-#define arch_kprobe_queue_unoptimize	arch_kprobe_queue_unoptimize
+/*
+ * Our breakpoint and jump writes are queued (breakpoint.c, optimize.c)
+ * and made visible together when the core applies its batch.
+ */
+#define HAVE_KPROBE_BATCH
 
 /* A detour buffer of an optimized probe (see optimize.c). */
 #define KPROBE_OPTINSN_SLOT_SIZE	160
