@@ -94,13 +94,6 @@ int arch_prepare_kprobe(struct kprobe *p);
 void arch_remove_kprobe(struct kprobe *p);
 #endif
 
-/*
- * Write the breakpoint at p->addr, or the original p->opcode back, and
- * make the change visible to every CPU before returning.
- */
-void arch_arm_kprobe(struct kprobe *p);
-void arch_disarm_kprobe(struct kprobe *p);
-
 #ifdef HAVE_KPROBE_BATCH
 /*
  * Batched arming: queue the write of the breakpoint at p->addr (@arm), or
@@ -112,6 +105,14 @@ void arch_disarm_kprobe(struct kprobe *p);
 void arch_kprobe_queue_arm(struct kprobe *p, bool arm);
 void arch_kprobe_queue_apply(void);
 #else
+/*
+ * Without HAVE_KPROBE_BATCH: write the breakpoint at p->addr, or the
+ * original p->opcode back, and make the change visible to every CPU
+ * before returning.
+ */
+void arch_arm_kprobe(struct kprobe *p);
+void arch_disarm_kprobe(struct kprobe *p);
+
 /* Without batching each write is made at once, and nothing is left to apply. */
 static inline void arch_kprobe_queue_arm(struct kprobe *p, bool arm)
 {

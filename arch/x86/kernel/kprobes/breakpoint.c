@@ -734,18 +734,6 @@ void arch_kprobe_queue_apply(void)
 	text_poke_sync();
 }
 
-void arch_arm_kprobe(struct kprobe *p)
-{
-	write_probe_byte(p, true);
-	text_poke_sync();
-}
-
-void arch_disarm_kprobe(struct kprobe *p)
-{
-	write_probe_byte(p, false);
-	text_poke_sync();
-}
-
 /* ---- the hit path --------------------------------------------------------- */
 
 /* The probe this CPU is handling, and its state: the core reads them. */
