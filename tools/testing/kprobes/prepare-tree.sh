@@ -63,7 +63,6 @@ grep -v '^#' "$owned" | while read -r path; do
 done
 
 # Fail loudly if any of the tree's own kprobes files survived.
-survivors=0
 grep -v '^#' "$owned" | while read -r path; do
 	[ -n "$path" ] || continue
 	(cd "$pristine" && find "$path" -type f 2>/dev/null || true)
@@ -73,4 +72,5 @@ done | while read -r f; do
 		echo x
 	fi
 done | grep x >/dev/null && die "upstream kprobes files still in .build/src"
-exit $survivors
+# None did: succeed, rather than end with the false && list above.
+exit 0
