@@ -22,12 +22,7 @@ bool kprobe_site_wants_armed(struct kprobe *site)
 	bool switched_off = kprobes_all_disarmed && !arch_trampoline_kprobe(site);
 
 	return !switched_off && !kprobe_disabled(site) &&
-	       !(site->flags & KPROBE_FLAG_DYING);
-}
-
-bool kprobe_site_is_armed(struct kprobe *site)
-{
-	return site->flags & KPROBE_FLAG_ARMED;
+	       !kprobe_site_dying(site);
 }
 
 /* Room for one more change in @l, and for applying it. */
@@ -72,9 +67,9 @@ static int ftrace_site_sync(struct kprobe_batch *b, struct kprobe *site, bool wa
 	bool ipmodify;
 	int kind;
 
-	if (want == kprobe_site_is_armed(site))
+	if (want == kprobe_site_armed(site))
 		return 0;
-	ipmodify = want ? !!site->post_handler : site->flags & KPROBE_FLAG_IPMODIFY;
+	ipmodify = want ? !!site->post_handler : kprobe_site_ipmodify(site);
 	kind = ipmodify ? KPROBE_FTRACE_IPMODIFY : KPROBE_FTRACE_PLAIN;
 	if (ftrace_changes_reserve(&b->ftrace[kind]))
 		return -ENOMEM;
@@ -261,7 +256,7 @@ int kprobe_site_sync_armed(struct kprobe_batch *b, struct kprobe *site)
 	kprobe_site_sync_optimized(b, site, want);
 	if (kprobe_ftrace(site))
 		return ftrace_site_sync(b, site, want);
-	if (want == kprobe_site_is_armed(site))
+	if (want == kprobe_site_armed(site))
 		return 0;
 	if (kprobe_gone(site)) {
 		/* Its text is gone: there is no breakpoint to take out. */

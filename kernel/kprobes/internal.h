@@ -201,6 +201,12 @@ static inline bool kprobe_site_armed(const struct kprobe *site)
 	return site->flags & KPROBE_FLAG_ARMED;
 }
 
+/* An armed ftrace site: in kprobe_ipmodify_ops rather than the plain ops. */
+static inline bool kprobe_site_ipmodify(const struct kprobe *site)
+{
+	return site->flags & KPROBE_FLAG_IPMODIFY;
+}
+
 /* Leaving the table when this batch is published; no longer to be armed. */
 static inline bool kprobe_site_dying(const struct kprobe *site)
 {
@@ -380,7 +386,6 @@ int kprobe_batch_finish(struct kprobe_batch *b);
 /* ---- arming.c ----------------------------------------------------------- */
 
 bool kprobe_site_wants_armed(struct kprobe *site);
-bool kprobe_site_is_armed(struct kprobe *site);
 int kprobe_ftrace_changes_apply(struct kprobe_ftrace_changes *l, int kind);
 int kprobe_site_sync_armed(struct kprobe_batch *b, struct kprobe *site);
 

@@ -270,7 +270,7 @@ void kprobe_requeue_covering_sites(kprobe_opcode_t *addr)
 		site = get_kprobe(addr - k);
 		if (site && kprobe_is_aggr(site) &&
 		    kprobe_site_opt_blocked(site) &&
-		    kprobe_site_check_optimizable(site, kprobe_site_is_armed(site)))
+		    kprobe_site_check_optimizable(site, kprobe_site_armed(site)))
 			optimizer_queue(site);
 	}
 }
@@ -308,7 +308,7 @@ static void kprobe_optimizer(struct work_struct *work)
 	kprobe_retire_sites();
 	list_splice_init(&optimizing_list, &claimed);
 	list_for_each_entry_safe(op, next, &claimed, list) {
-		if (kprobe_site_check_optimizable(&op->kp, kprobe_site_is_armed(&op->kp))) {
+		if (kprobe_site_check_optimizable(&op->kp, kprobe_site_armed(&op->kp))) {
 			WRITE_ONCE(op->kp.flags, op->kp.flags | KPROBE_FLAG_OPT_READY);
 			continue;
 		}
@@ -329,7 +329,7 @@ static void kprobe_optimizer(struct work_struct *work)
 	list_for_each_entry_safe(op, next, &claimed, list) {
 		list_del_init(&op->list);
 		op->kp.flags &= ~KPROBE_FLAG_OPT_QUEUED;
-		if (kprobe_site_check_optimizable(&op->kp, kprobe_site_is_armed(&op->kp)) &&
+		if (kprobe_site_check_optimizable(&op->kp, kprobe_site_armed(&op->kp)) &&
 		    kprobe_site_opt_ready(&op->kp)) {
 			arch_kprobe_queue_optimize(op);
 			op->kp.flags |= KPROBE_FLAG_OPTIMIZED | KPROBE_FLAG_JUMPED;
