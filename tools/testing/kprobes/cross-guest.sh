@@ -55,10 +55,11 @@ uk=$build/upstream-kunit-$arch
 mkdir -p "$uk"
 rsync -c "$build/upstream-kunit/test_kprobes_upstream.c" "$build/upstream-kunit/Kbuild" "$uk/"
 make -s -C "$build/src" O="$obj" CC="ccache ${cross}gcc" -j"${JOBS:-$(( $(nproc) + 1 ))}" M="$uk" modules
-# The selftests' own modules (cross-modules/), likewise.
+# The selftests' module (modules/kprobe_callee.c, the one of modules/ that
+# every architecture builds), likewise.
 cm=$build/cross-modules-$arch
 mkdir -p "$cm"
-rsync -c "$t"/cross-modules/*.c "$cm/"
+rsync -c "$t"/modules/kprobe_callee.c "$cm/"
 echo "obj-m += kprobe_callee.o" > "$cm/Kbuild.new"
 cmp -s "$cm/Kbuild.new" "$cm/Kbuild" 2>/dev/null && rm "$cm/Kbuild.new" || mv "$cm/Kbuild.new" "$cm/Kbuild"
 make -s -C "$build/src" O="$obj" CC="ccache ${cross}gcc" -j"${JOBS:-$(( $(nproc) + 1 ))}" M="$cm" modules

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kprobe_callee: a function to probe, in plain C for every architecture's
- * guest, called on demand: writing N to 'calls' runs kprobe_callee_fn()
- * N times and fails with -EIO if it ever returns a wrong result; 'text'
- * shows its first instruction word. Loaded, probed, unloaded and loaded
- * again, its text comes back where a [GONE] probe of the first load is
- * still registered.
+ * guest (the selftests of guest-progs/kprobes_selftests.c), called on
+ * demand: writing N to 'calls' runs kprobe_callee_fn() N times and fails
+ * with -EIO if it ever returns a wrong result; 'text' shows the
+ * instruction word 'at' bytes into it (0 by default; where symbol+0 is
+ * probed past a landing pad, x86-64's ENDBR64, the selftests set it to
+ * where the probe goes). Loaded, probed, unloaded and loaded again, its
+ * text comes back where a [GONE] probe of the first load is still
+ * registered.
  */
 #include <linux/module.h>
 #include <linux/kernel.h>
@@ -40,16 +43,23 @@ static const struct kernel_param_ops calls_ops = {
 };
 module_param_cb(calls, &calls_ops, NULL, 0200);
 
+/* Where 'text' reads, in bytes from the function's start. */
+static unsigned int at;
+module_param(at, uint, 0600);
+
 /*
- * 'text' reads the function's first four bytes as they are now: the
- * original instruction, a breakpoint or an optimized probe's jump.
+ * 'text' reads four bytes 'at' bytes into the function as they are now:
+ * the original instruction, a breakpoint, an optimized probe's jump or
+ * an armed ftrace call.
  */
 static int text_get(char *buf, const struct kernel_param *kp)
 {
 	void *fn = dereference_symbol_descriptor((void *)kprobe_callee_fn);
 	u32 word;
 
-	if (copy_from_kernel_nofault(&word, fn, sizeof(word)))
+	if (at > 64)
+		return -EINVAL;
+	if (copy_from_kernel_nofault(&word, fn + at, sizeof(word)))
 		return -EFAULT;
 	return sysfs_emit(buf, "%08x\n", word);
 }
@@ -59,5 +69,5 @@ static const struct kernel_param_ops text_ops = {
 };
 module_param_cb(text, &text_ops, NULL, 0400);
 
-MODULE_DESCRIPTION("a function to probe, for the kprobes selftests of the other architectures");
+MODULE_DESCRIPTION("a function to probe, for the kprobes selftests of every architecture");
 MODULE_LICENSE("GPL");
