@@ -4,8 +4,8 @@
 # cross-guest.sh ARCH [demo]: build the kernel of another architecture
 # (arm64, riscv64, arm) with our kprobes core and the tree's arch code, boot it
 # under QEMU (TCG, 2 vCPUs) and leave its console in
-# .build/console-ARCH.log: the KUnit suite (built in) runs at boot, then
-# cross-init.c runs the selftests that are not x86's and powers off.
+# .build/console-ARCH.log: /init (guest-progs/kprobes_selftests.c) loads
+# both KUnit suites, runs the selftests that are not x86's and powers off.
 # ktap-summary.py reads it. With "demo", the samples are shown at work
 # instead (.build/console-demo-ARCH.log).
 set -euo pipefail
@@ -66,10 +66,12 @@ make -s -C "$build/src" O="$obj" CC="ccache ${cross}gcc" -j"${JOBS:-$(( $(nproc)
 
 root=$build/initramfs-$arch
 rm -rf "$root"
-mkdir -p "$root"/{proc,sys,dev,modules}
-"${cross}gcc" -static -O2 -Wall -o "$root/init" "$t/guest-progs/cross-init.c"
+mkdir -p "$root"/{proc,sys,dev,lib/modules/kprobes}
+# /init: the selftests program, which as PID 1 loads the KUnit suites,
+# runs the selftests and powers off.
+"${cross}gcc" -static -O2 -Wall -o "$root/init" "$t/guest-progs/kprobes_selftests.c"
 cp "$obj"/samples/kprobes/*.ko "$obj/lib/test_kprobes.ko" "$uk/test_kprobes_upstream.ko" \
-	"$cm"/*.ko "$root/modules/"
+	"$cm"/*.ko "$root/lib/modules/kprobes/"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$build/initramfs-$arch.cpio.gz"
 
 if [ "$mode" = demo ]; then

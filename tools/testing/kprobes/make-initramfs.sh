@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Pack the guest's initramfs: static busybox, our guest scripts and the
+# Pack the guest's initramfs: static busybox, our guest scripts and
+# programs (the selftests every architecture runs among them) and the
 # test and sample modules. Rewritten only when an input changed.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -33,7 +34,7 @@ case $mode in
 esac
 progs=()
 if [ -z "$mode" ]; then
-	for name in kprobe_pmu textpoke; do
+	for name in kprobe_pmu textpoke kprobes_selftests; do
 		prog=$repo/.build/$name
 		if [ ! -x "$prog" ] || [ "$t/guest-progs/$name.c" -nt "$prog" ]; then
 			echo "  CC      .build/$name (static, for the guest)"

@@ -1,0 +1,922 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kprobes_selftests: the guest selftests that are not x86's, one copy for
+ * every architecture, printed as KTAP results of the suite
+ * "kprobes_selftests". Each test prints one line: "ok", "not ok", or
+ * "ok N name # SKIP why" when it cannot run here (a kernel without
+ * modules, without kprobe events, or without an optimizer).
+ *
+ * As PID 1 it is the /init of the arm64, riscv64 and arm guests, which
+ * have no busybox here: it mounts what it needs, loads our KUnit suite
+ * and the tree's as modules, prints "# Subtest: kprobes_selftests", runs
+ * the selftests, prints KPROBES-GUEST-DONE and powers off. With "kpdemo"
+ * on the kernel command line (make demo ARCH=...) it shows the samples at
+ * work instead.
+ *
+ * Otherwise (the x86-64 guest: guest/run-tests, which has printed the
+ * suite's header and runs its x86 tests after it) it runs the selftests
+ * alone, numbered from $SELFTESTS_FIRST (1 by default), and exits with 1
+ * if one failed, 0 if none did.
+ *
+ * The modules are read from /lib/modules/kprobes: the kprobes samples,
+ * kprobe_callee (modules/kprobe_callee.c) and, for init, both suites.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/klog.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#define D "/sys/kernel/debug/kprobes"
+#define T "/sys/kernel/tracing"
+#define M "/lib/modules/kprobes"
+
+static int nr_tests, nr_failed;
+
+/* A test's result: 1 passed, 0 failed, SKIP with the reason in skip_why. */
+#define SKIP (-1)
+static const char *skip_why;
+
+/* Where a probe on symbol+0 goes: +0x4 past x86-64's ENDBR64 with IBT. */
+static unsigned long entry_off;
+
+/* What the kernel has: module loading, kprobe events. */
+static int have_modules, have_events;
+
+#define NO_MODULES "this kernel loads no modules"
+#define NO_EVENTS "this kernel has no kprobe events"
+
+/* Read a whole (small) file into a static buffer; NULL on error. */
+static char *slurp(const char *path)
+{
+	static char buf[1 << 20];
+	ssize_t n, len = 0;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return NULL;
+	while ((n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += n;
+	close(fd);
+	if (n < 0)
+		return NULL;
+	buf[len] = 0;
+	return buf;
+}
+
+/* Write @s to @path (O_APPEND with @append); 0 or -errno. */
+static int put(const char *path, const char *s, int append)
+{
+	int fd = open(path, O_WRONLY | (append ? O_APPEND : O_TRUNC));
+	int ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, s, strlen(s)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static int contains(const char *path, const char *what)
+{
+	char *s = slurp(path);
+
+	return s && strstr(s, what);
+}
+
+/* Lines of @path that contain @a and, unless it is NULL, @b; -1 if unreadable. */
+static int lines_with(const char *path, const char *a, const char *b)
+{
+	char *s = slurp(path), *line, *save;
+	int n = 0;
+
+	if (!s)
+		return -1;
+	for (line = strtok_r(s, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (strstr(line, a) && (!b || strstr(line, b)))
+			n++;
+	return n;
+}
+
+/* Lines of @path that end with @end; -1 if unreadable. */
+static int lines_ending(const char *path, const char *end)
+{
+	char *s = slurp(path), *line, *save;
+	size_t len = strlen(end), l;
+	int n = 0;
+
+	if (!s)
+		return -1;
+	for (line = strtok_r(s, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		l = strlen(line);
+		if (l >= len && !strcmp(line + l - len, end))
+			n++;
+	}
+	return n;
+}
+
+static void fork_some(int n)
+{
+	while (n--) {
+		pid_t pid = fork();
+
+		if (pid == 0)
+			_exit(0);
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+	}
+}
+
+/* Times @what appears in the kernel log. */
+static int count_log(const char *what)
+{
+	static char buf[1 << 20];
+	int len = klogctl(3, buf, sizeof(buf) - 1), n = 0;
+	char *p = buf;
+
+	if (len < 0)
+		return -1;
+	buf[len] = 0;
+	while ((p = strstr(p, what))) {
+		n++;
+		p += strlen(what);
+	}
+	return n;
+}
+
+/* Hits and misses of kprobe event @name (kprobe_profile); -1 if absent. */
+static long event_count(const char *name, int missed_ones)
+{
+	char *s = slurp(T "/kprobe_profile"), *line;
+	char ev[128];
+	long hits, missed;
+
+	for (line = s ? strtok(s, "\n") : NULL; line; line = strtok(NULL, "\n"))
+		if (sscanf(line, " %127s %ld %ld", ev, &hits, &missed) == 3 &&
+		    !strcmp(ev, name))
+			return missed_ones ? missed : hits;
+	return -1;
+}
+
+static long event_hits(const char *name)
+{
+	return event_count(name, 0);
+}
+
+static void note(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("# ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+/* Load module @name from M with @params; 0 or -errno (noted). */
+static int insmod(const char *name, const char *params)
+{
+	char path[256];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), M "/%s.ko", name);
+	fd = open(path, O_RDONLY);
+	if (fd < 0) {
+		ret = -errno;
+	} else {
+		ret = syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
+		close(fd);
+	}
+	if (ret)
+		note("insmod %s %s: %s", name, params, strerror(-ret));
+	return ret;
+}
+
+static int rmmod(const char *name)
+{
+	return syscall(SYS_delete_module, name, O_NONBLOCK) ? -errno : 0;
+}
+
+static int skip(const char *why)
+{
+	skip_why = why;
+	return SKIP;
+}
+
+/* Print test @name's result line: @res is 1, 0 or SKIP. */
+static void report(const char *name, int res)
+{
+	nr_tests++;
+	if (res == SKIP) {
+		printf("ok %d %s # SKIP %s\n", nr_tests, name, skip_why);
+	} else {
+		if (!res)
+			nr_failed++;
+		printf("%sok %d %s\n", res ? "" : "not ", nr_tests, name);
+	}
+	fflush(stdout);
+}
+
+/* @ok, noting @what when it is not: for tests of many steps. */
+static int step(int ok, const char *what)
+{
+	if (!ok)
+		note("failed: %s", what);
+	return ok;
+}
+
+/* Seconds on the monotonic clock. */
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Wait up to @secs seconds for @path to contain @what, or not (@want 0). */
+static int wait_for(const char *path, const char *what, int want, int secs)
+{
+	double end = now() + secs;
+
+	do {
+		if (!!contains(path, what) == want)
+			return 1;
+		usleep(100 * 1000);
+	} while (now() < end);
+	return 0;
+}
+
+/*
+ * Where symbol+0 goes (entry_off): a kprobe event at kernel_clone,
+ * registered (disabled) and removed, as the list shows it.
+ */
+static void find_entry_offset(void)
+{
+	static const char at[] = "  kernel_clone+0x";
+	char *s, *p;
+
+	if (!have_events ||
+	    put(T "/kprobe_events", "p:kptest/entry kernel_clone\n", 1))
+		return;
+	s = slurp(D "/list");
+	p = s ? strstr(s, at) : NULL;
+	if (p)
+		entry_off = strtoul(p + strlen(at), NULL, 16);
+	put(T "/kprobe_events", "-:kptest/entry\n", 1);
+	note("function entries are at +0x%lx", entry_off);
+}
+
+static int t_debugfs_files(void)
+{
+	static const char *const files[] = { "list", "enabled", "blacklist", "stats" };
+	char path[128];
+	unsigned int i;
+	int ok = 1;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), D "/%s", files[i]);
+		if (!slurp(path)) {
+			note("%s: %s", path, strerror(errno));
+			ok = 0;
+		}
+	}
+	return ok;
+}
+
+/*
+ * Entries, among them the core's get_kprobe() (NOKPROBE_SYMBOL) and, on
+ * x86-64, its int3 handler.
+ */
+static int t_blacklist(void)
+{
+	int n = lines_with(D "/blacklist", "0x", NULL), ok;
+
+	ok = step(n > 0, "entries") &&
+	     step(lines_ending(D "/blacklist", "\tget_kprobe") > 0, "get_kprobe listed");
+#ifdef __x86_64__
+	ok = ok && step(lines_ending(D "/blacklist", "\tkprobe_int3_handler") > 0,
+			"kprobe_int3_handler listed");
+#endif
+	note("%d entries", n);
+	return ok;
+}
+
+#define OPT_SYSCTL "/proc/sys/debug/kprobes-optimization"
+
+static int sysctl_is(const char *value)
+{
+	char *s = slurp(OPT_SYSCTL);
+
+	return s && !strncmp(s, value, strlen(value)) && !strcmp(s + strlen(value), "\n");
+}
+
+/* debug.kprobes-optimization takes 0 and 1 and nothing else. */
+static int t_sysctl(void)
+{
+	int ok;
+
+	if (access(OPT_SYSCTL, F_OK))
+		return skip("no debug.kprobes-optimization: no optimized probes on this arch");
+	ok = step(sysctl_is("1"), "reads 1") &&
+	     step(!put(OPT_SYSCTL, "0", 0) && sysctl_is("0"), "takes 0") &&
+	     step(put(OPT_SYSCTL, "2", 0) < 0, "refuses 2") &&
+	     step(put(OPT_SYSCTL, "-1", 0) < 0, "refuses -1") &&
+	     step(sysctl_is("0"), "still 0");
+	return step(!put(OPT_SYSCTL, "1", 0) && sysctl_is("1"), "takes 1") && ok;
+}
+
+/* A kprobe from a module on kernel_clone, as the sample does. */
+static int t_sample(void)
+{
+	int before, after, post0, post1, ok;
+	char at[64];
+
+	if (!have_modules)
+		return skip(NO_MODULES);
+	if (insmod("kprobe_example", "symbol=kernel_clone"))
+		return 0;
+	snprintf(at, sizeof(at), "  k  kernel_clone+0x%lx ", entry_off);
+	ok = step(lines_with(D "/list", at, NULL) == 1, "listed");
+	before = count_log("<kernel_clone> pre_handler");
+	post0 = count_log("<kernel_clone> post_handler");
+	fork_some(5);
+	after = count_log("<kernel_clone> pre_handler");
+	post1 = count_log("<kernel_clone> post_handler");
+	ok &= step(!rmmod("kprobe_example"), "rmmod") &&
+	      step(!contains(D "/list", "kernel_clone"), "unregistered");
+	note("pre_handler lines %d -> %d, post_handler lines %d -> %d", before, after,
+	     post0, post1);
+	return ok && after - before >= 5 && post1 - post0 >= 5;
+}
+
+static int t_sample_ret(void)
+{
+	int before, after, ok;
+	char at[64];
+
+	if (!have_modules)
+		return skip(NO_MODULES);
+	if (insmod("kretprobe_example", "func=kernel_clone"))
+		return 0;
+	snprintf(at, sizeof(at), "  r  kernel_clone+0x%lx ", entry_off);
+	ok = step(lines_with(D "/list", at, NULL) == 1, "listed");
+	before = count_log("kernel_clone returned");
+	fork_some(5);
+	after = count_log("kernel_clone returned");
+	ok &= step(!rmmod("kretprobe_example"), "rmmod") &&
+	      step(!contains(D "/list", "kernel_clone"), "unregistered");
+	note("return lines %d -> %d", before, after);
+	return ok && after - before >= 5;
+}
+
+/*
+ * kprobe_events: the tree's tracer on our core. Both probes are listed
+ * [DISABLED] until enabled; each fork is a hit of both and a line of
+ * each in the trace, the return's with its value. They stay for the
+ * next test, and events_removed removes them.
+ */
+static int t_events(void)
+{
+	long k0, r0, k1, r1;
+	int listed, traced, rets;
+	char at[64];
+
+	if (!have_events)
+		return skip(NO_EVENTS);
+	if (put(T "/kprobe_events", "p:kptest/clone kernel_clone\n", 1) ||
+	    put(T "/kprobe_events", "r:kptest/cloneret kernel_clone ret=$retval\n", 1))
+		return 0;
+	snprintf(at, sizeof(at), "  kernel_clone+0x%lx ", entry_off);
+	listed = lines_with(D "/list", at, "[DISABLED]");
+	put(T "/trace", "", 0);
+	if (put(T "/events/kptest/enable", "1", 0))
+		return 0;
+	k0 = event_hits("clone");
+	r0 = event_hits("cloneret");
+	fork_some(5);
+	k1 = event_hits("clone");
+	r1 = event_hits("cloneret");
+	traced = lines_with(T "/trace", " clone:", NULL);
+	rets = lines_with(T "/trace", " cloneret:", "ret=");
+	note("listed [DISABLED] before enabling: %d of 2; hits k %ld -> %ld, r %ld -> %ld; trace lines %d, %d",
+	     listed, k0, k1, r0, r1, traced, rets);
+	return listed == 2 && k0 >= 0 && r0 >= 0 && k1 - k0 >= 5 && r1 - r0 >= 5 &&
+	       traced >= 5 && rets >= 5;
+}
+
+/* With the events above enabled: 0 disarms everything, 1 re-arms. */
+static int t_enabled(void)
+{
+	long before, mid, after;
+	char at[64];
+	int ok;
+
+	if (!have_events)
+		return skip(NO_EVENTS);
+	before = event_hits("clone");
+	if (put(D "/enabled", "0", 0) || !contains(D "/enabled", "0\n"))
+		return 0;
+	snprintf(at, sizeof(at), "  kernel_clone+0x%lx ", entry_off);
+	ok = step(lines_with(D "/list", at, NULL) == 2, "still listed while off");
+	fork_some(5);
+	mid = event_hits("clone");
+	ok &= step(!put(D "/enabled", "1", 0), "switched on");
+	fork_some(5);
+	after = event_hits("clone");
+	note("hits %ld, %ld while off, %ld back on", before, mid, after);
+	return ok && before == mid && after - mid >= 5 && contains(D "/enabled", "1\n");
+}
+
+static int t_events_off(void)
+{
+	if (!have_events)
+		return skip(NO_EVENTS);
+	return !put(T "/events/kptest/enable", "0", 0) &&
+	       !put(T "/kprobe_events", "-:kptest/clone\n", 1) &&
+	       !put(T "/kprobe_events", "-:kptest/cloneret\n", 1) &&
+	       !contains(D "/list", "kernel_clone");
+}
+
+/* A disabled probe stays disabled across enabled 0 -> 1. */
+static int t_disabled_roundtrip(void)
+{
+	char at[64];
+	int ok;
+
+	if (!have_events)
+		return skip(NO_EVENTS);
+	if (put(T "/kprobe_events", "p:kptest/dis kernel_clone\n", 1))
+		return 0;
+	ok = step(!put(D "/enabled", "0", 0), "switched off");
+	ok &= step(!put(D "/enabled", "1", 0), "switched on");
+	snprintf(at, sizeof(at), "  kernel_clone+0x%lx ", entry_off);
+	ok &= step(lines_with(D "/list", at, "[DISABLED]") == 1, "still [DISABLED]");
+	return step(!put(T "/kprobe_events", "-:kptest/dis\n", 1), "removed") && ok;
+}
+
+/* kprobe_events refuses what our core refuses. */
+static int t_refuse(const char *def)
+{
+	int ret;
+
+	if (!have_events)
+		return skip(NO_EVENTS);
+	ret = put(T "/kprobe_events", def, 1);
+	if (!ret) {
+		note("accepted: %s", def);
+		put(T "/kprobe_events", "-:kptest/bad\n", 1);
+	}
+	return ret < 0;
+}
+
+#define CALLEE_PARAM "/sys/module/kprobe_callee/parameters/"
+#define CALLEE_PRE "<kprobe_callee_fn> pre_handler"
+#define CALLEE_POST "<kprobe_callee_fn> post_handler"
+
+/*
+ * Load kprobe_callee, its 'text' reading where a probe on
+ * kprobe_callee_fn+0 goes: 1 when loaded.
+ */
+static int callee_load(void)
+{
+	char params[32];
+
+	snprintf(params, sizeof(params), "at=%lu", entry_off);
+	return !insmod("kprobe_callee", params);
+}
+
+/* Run kprobe_callee_fn() @n times: 1 when every result was right. */
+static int callee_calls(int n)
+{
+	char buf[16];
+
+	snprintf(buf, sizeof(buf), "%d", n);
+	return !put(CALLEE_PARAM "calls", buf, 0);
+}
+
+/* Its address in kallsyms, 0 when not found. */
+static unsigned long callee_addr(void)
+{
+	char *s = slurp("/proc/kallsyms"), *line;
+	unsigned long a;
+	char type, name[128];
+
+	for (line = s ? strtok(s, "\n") : NULL; line; line = strtok(NULL, "\n"))
+		if (sscanf(line, "%lx %c %127s", &a, &type, name) == 3 &&
+		    !strcmp(name, "kprobe_callee_fn"))
+			return a;
+	return 0;
+}
+
+/* kprobe_callee_fn's instruction word at its probe now; 0 when unreadable. */
+static unsigned long callee_text(void)
+{
+	char *s = slurp(CALLEE_PARAM "text");
+
+	return s ? strtoul(s, NULL, 16) : 0;
+}
+
+/* Is the probe on kprobe_callee_fn an ftrace site (x86-64)? */
+static int callee_ftrace(void)
+{
+	return lines_with(D "/list", "kprobe_callee_fn+0x", "[FTRACE]") > 0;
+}
+
+/*
+ * A probe on a module's function (the sample's, on kprobe_callee_fn):
+ * listed with its module, each call a hit of its pre_handler and its
+ * post_handler, [GONE] when the module goes, unregistered with the
+ * sample. Meanwhile the sample's own post_handler, a function of the
+ * sample module, is probed with a kprobe event: hit inside the sample's
+ * probe, it counts as missed, never as a hit, and its probe goes [GONE]
+ * when the sample module does.
+ */
+static int t_module_gone(void)
+{
+	int pre0, pre1, post0, post1, ok;
+	long missed0, missed1, hits;
+	char at[96];
+
+	if (!have_modules)
+		return skip(NO_MODULES);
+	if (!have_events)
+		return skip(NO_EVENTS);
+	if (!callee_load())
+		return 0;
+	if (insmod("kprobe_example", "symbol=kprobe_callee_fn")) {
+		rmmod("kprobe_callee");
+		return 0;
+	}
+	snprintf(at, sizeof(at), "  k  kprobe_callee_fn+0x%lx  kprobe_callee ", entry_off);
+	ok = step(lines_with(D "/list", at, NULL) == 1, "listed with its module");
+	if (put(T "/kprobe_events", "p:kptest/modfn kprobe_example:after\n", 1) ||
+	    put(T "/events/kptest/modfn/enable", "1", 0)) {
+		note("failed: the event on kprobe_example:after");
+		put(T "/kprobe_events", "-:kptest/modfn\n", 1);
+		rmmod("kprobe_example");
+		rmmod("kprobe_callee");
+		return 0;
+	}
+	pre0 = count_log(CALLEE_PRE);
+	post0 = count_log(CALLEE_POST);
+	missed0 = event_count("modfn", 1);
+	ok &= step(callee_calls(3), "3 calls, right results");
+	pre1 = count_log(CALLEE_PRE);
+	post1 = count_log(CALLEE_POST);
+	missed1 = event_count("modfn", 1);
+	hits = event_hits("modfn");
+	note("3 calls: pre_handler lines %d -> %d, post_handler lines %d -> %d; the post_handler's probe missed %ld -> %ld, hit %ld",
+	     pre0, pre1, post0, post1, missed0, missed1, hits);
+	ok &= step(pre1 - pre0 == 3 && post1 - post0 == 3, "a hit per call");
+	ok &= step(missed1 - missed0 == 3 && hits == 0, "the post_handler missed, never hit");
+	ok &= step(!rmmod("kprobe_callee"), "rmmod kprobe_callee") &&
+	      step(lines_with(D "/list", "[GONE]", NULL) == 1, "[GONE] after unloading");
+	put(T "/events/kptest/modfn/enable", "0", 0);
+	ok &= step(!rmmod("kprobe_example"), "rmmod kprobe_example") &&
+	      step(lines_with(D "/list", "", NULL) == 1 &&
+		   lines_with(D "/list", "[GONE]", NULL) == 1,
+		   "the sample's probe gone, the event's [GONE]");
+	ok &= step(!put(T "/kprobe_events", "-:kptest/modfn\n", 1), "event removed") &&
+	      step(!contains(D "/list", "GONE"), "nothing [GONE] left");
+	return ok;
+}
+
+/*
+ * stats: hits and misses per probe; a kprobe and a kretprobe on one
+ * function (an aggregate) each count every call.
+ */
+static int t_stats(void)
+{
+	char k[96], r[96];
+	int nk, nr, ok;
+
+	if (!have_modules)
+		return skip(NO_MODULES);
+	if (!callee_load())
+		return 0;
+	if (insmod("kprobe_example", "symbol=kprobe_callee_fn") ||
+	    insmod("kretprobe_example", "func=kprobe_callee_fn")) {
+		rmmod("kprobe_example");
+		rmmod("kprobe_callee");
+		return 0;
+	}
+	ok = step(callee_calls(7), "7 calls, right results");
+	snprintf(k, sizeof(k), "  k  kprobe_callee_fn+0x%lx  kprobe_callee 7 0", entry_off);
+	snprintf(r, sizeof(r), "  r  kprobe_callee_fn+0x%lx  kprobe_callee 7 0", entry_off);
+	nk = lines_ending(D "/stats", k);
+	nr = lines_ending(D "/stats", r);
+	if (nk != 1 || nr != 1) {
+		char *s = slurp(D "/stats");
+
+		note("wanted a line ending '%s' and one '%s'; stats:", k, r);
+		printf("%s", s ? s : "(unreadable)\n");
+	}
+	ok &= step(!rmmod("kretprobe_example"), "rmmod kretprobe_example");
+	ok &= step(!rmmod("kprobe_example"), "rmmod kprobe_example");
+	ok &= step(!rmmod("kprobe_callee"), "rmmod kprobe_callee");
+	return ok && nk == 1 && nr == 1;
+}
+
+/*
+ * Wait up to @secs seconds until the probed word is no longer @from;
+ * return it.
+ */
+static unsigned long text_after(unsigned long from, int secs)
+{
+	double end = now() + secs;
+
+	while (callee_text() == from && now() < end)
+		usleep(10 * 1000);
+	return callee_text();
+}
+
+/*
+ * Where there is an optimizer, wait until the list shows the probes
+ * [OPTIMIZED] (which it does from when they are queued), or no longer,
+ * and then until the probed word has changed from @from: the optimizer
+ * writes the jump a little later.
+ */
+static int wait_optimized(int want, unsigned long from)
+{
+	double start = now();
+	unsigned long w;
+
+	if (!wait_for(D "/list", "[OPTIMIZED]", want, 10))
+		return 0;
+	w = text_after(from, 20);
+	note("%s after %.1f s", want ? "optimized" : "unoptimized", now() - start);
+	return w != from;
+}
+
+#define SKIP_FTRACE "kprobe_callee_fn's entry is an ftrace site, where probes are not optimized"
+
+/*
+ * Where the arch optimizes with the tree's optprobe code (arm here): the
+ * sample's probe (no post_handler) on kprobe_callee_fn(), put there with
+ * the sysctl at 0, is a breakpoint; at 1 it is optimized (its first word
+ * is neither the original nor the breakpoint), at 0 a breakpoint again,
+ * at 1 optimized again, and every call runs the handler and gives the
+ * right result. Unloading the sample while its probe is optimized takes
+ * the jump out (the retiring path), leaving the original word and the
+ * function working. Skipped where there is no optimizer, and where the
+ * probe is on an ftrace site (x86-64, whose optimizer run-tests tests).
+ */
+static int t_optimized(void)
+{
+	unsigned long w_orig, w_bp, w_opt, w_bp2, w_opt2, w_end;
+	int ok, h[5], i;
+
+	if (access(OPT_SYSCTL, F_OK))
+		return skip("no optimized probes on this arch");
+	if (!have_modules)
+		return skip(NO_MODULES);
+	if (!callee_load())
+		return 0;
+	w_orig = callee_text();
+	ok = !put(OPT_SYSCTL, "0", 0);
+	if (insmod("kprobe_example", "symbol=kprobe_callee_fn post=0")) {
+		put(OPT_SYSCTL, "1", 0);
+		rmmod("kprobe_callee");
+		return 0;
+	}
+	if (callee_ftrace()) {
+		ok &= !put(OPT_SYSCTL, "1", 0);
+		ok &= !rmmod("kprobe_example") && !rmmod("kprobe_callee");
+		return ok ? skip(SKIP_FTRACE) : 0;
+	}
+	w_bp = text_after(w_orig, 5);
+	h[0] = count_log(CALLEE_PRE);
+	ok &= callee_calls(10);
+	h[1] = count_log(CALLEE_PRE);
+	ok &= !put(OPT_SYSCTL, "1", 0) && step(wait_optimized(1, w_bp), "optimized");
+	w_opt = callee_text();
+	ok &= step(callee_calls(10), "calls optimized");
+	h[2] = count_log(CALLEE_PRE);
+	ok &= !put(OPT_SYSCTL, "0", 0) && step(wait_optimized(0, w_opt), "unoptimized");
+	w_bp2 = callee_text();
+	ok &= step(callee_calls(10), "calls unoptimized");
+	h[3] = count_log(CALLEE_PRE);
+	ok &= !put(OPT_SYSCTL, "1", 0) && step(wait_optimized(1, w_bp2), "optimized again");
+	w_opt2 = callee_text();
+	ok &= callee_calls(10);
+	h[4] = count_log(CALLEE_PRE);
+	ok &= !rmmod("kprobe_example");
+	w_end = text_after(w_opt2, 5);
+	ok &= callee_calls(10) && wait_for(D "/list", "kprobe_callee_fn", 0, 10);
+	note("first word: %08lx, breakpoint %08lx, optimized %08lx, %08lx, %08lx, after %08lx",
+	     w_orig, w_bp, w_opt, w_bp2, w_opt2, w_end);
+	note("hits of 10 each: breakpoint %d, optimized %d, %d, %d", h[1] - h[0],
+	     h[2] - h[1], h[3] - h[2], h[4] - h[3]);
+	ok &= w_bp != w_orig && w_opt != w_orig && w_opt != w_bp && w_bp2 == w_bp &&
+	      w_opt2 == w_opt && w_end == w_orig;
+	for (i = 1; i < 5; i++)
+		ok &= h[i] - h[i - 1] == 10;
+	return !rmmod("kprobe_callee") && ok;
+}
+
+/*
+ * A probe on a module function stays registered, [GONE], when the module
+ * goes; the module comes back at the same address and a probe event is
+ * put there: the site is revived with the new text (the probed word
+ * changes: a breakpoint, or on x86-64 the armed ftrace call) and, where
+ * there is an optimizer and the site is not ftrace's, optimized again
+ * (its word is neither the original nor the breakpoint). The function
+ * must give its right result through every hit.
+ */
+static int t_revive(void)
+{
+	int has_sysctl = !access(OPT_SYSCTL, F_OK), ok;
+	unsigned long a, b, w_orig, w_bp, w_opt;
+	long h;
+
+	if (!have_modules)
+		return skip(NO_MODULES);
+	if (!have_events)
+		return skip(NO_EVENTS);
+	if (!callee_load())
+		return 0;
+	a = callee_addr();
+	if (insmod("kprobe_example", "symbol=kprobe_callee_fn post=0")) {
+		rmmod("kprobe_callee");
+		return 0;
+	}
+	ok = step(callee_calls(5), "calls before unloading") &&
+	     step(!rmmod("kprobe_callee"), "rmmod") &&
+	     step(contains(D "/list", "[GONE]"), "[GONE]") &&
+	     step(callee_load(), "insmod again");
+	b = callee_addr();
+	w_orig = callee_text();
+	if (a != b)
+		note("kprobe_callee came back at %lx, not %lx: nothing to revive", b, a);
+	if (has_sysctl)
+		ok &= step(!put(OPT_SYSCTL, "0", 0), "sysctl 0");
+	ok &= a == b &&
+	      step(!put(T "/kprobe_events", "p:kptest/callee kprobe_callee:kprobe_callee_fn\n",
+			1), "event") &&
+	      step(!put(T "/events/kptest/callee/enable", "1", 0), "enable");
+	w_bp = text_after(w_orig, 5);
+	w_opt = w_bp;
+	if (has_sysctl) {
+		int opt = !callee_ftrace();
+
+		ok &= step(!put(OPT_SYSCTL, "1", 0), "sysctl 1");
+		if (opt) {
+			ok &= step(wait_optimized(1, w_bp), "optimized");
+			w_opt = callee_text();
+			ok &= w_opt != w_orig;
+		}
+	}
+	note("revived site's word: %08lx, breakpoint %08lx, now %08lx", w_orig, w_bp, w_opt);
+	ok &= step(w_bp != w_orig, "breakpoint") && step(callee_calls(5), "calls");
+	h = event_hits("callee");
+	note("revived site: %ld hits of 5, results %s", h, ok ? "right" : "wrong");
+	put(T "/events/kptest/callee/enable", "0", 0);
+	put(T "/kprobe_events", "-:kptest/callee\n", 1);
+	ok &= h == 5 && callee_calls(5);
+	ok &= !rmmod("kprobe_example") && !rmmod("kprobe_callee");
+	return ok && !contains(D "/list", "kprobe_callee");
+}
+
+static int t_list_empty(void)
+{
+	char *s = slurp(D "/list");
+
+	if (s && *s)
+		printf("%s", s);
+	return s && !*s;
+}
+
+/* The selftests, numbered from nr_tests + 1. */
+static void selftests(void)
+{
+	char *s;
+
+	have_modules = !access("/proc/modules", F_OK);
+	have_events = !access(T "/kprobe_events", F_OK);
+	find_entry_offset();
+	report("debugfs_files_exist", t_debugfs_files());
+	s = slurp(D "/enabled");
+	report("enabled_reads_1", s && !strcmp(s, "1\n"));
+	report("blacklist_lists_entries", t_blacklist());
+	report("sysctl_kprobes_optimization", t_sysctl());
+	report("sample_kprobe_fires", t_sample());
+	report("sample_kretprobe_fires", t_sample_ret());
+	report("kprobe_events_trace", t_events());
+	report("enabled_knob_disarms_and_rearms", t_enabled());
+	report("events_removed", t_events_off());
+	report("enabled_rejects_garbage", put(D "/enabled", "banana", 0) < 0);
+	report("disabled_survives_enabled_roundtrip", t_disabled_roundtrip());
+	report("events_refuse_unknown_symbol",
+	       t_refuse("p:kptest/bad no_such_symbol_for_kprobes\n"));
+	report("events_refuse_midinsn", t_refuse("p:kptest/bad kernel_clone+1\n"));
+	report("module_probe_gone_on_unload", t_module_gone());
+	report("stats_count_hits", t_stats());
+	report("gone_site_revived", t_revive());
+	report("optimized_probe_event", t_optimized());
+	report("list_empty_at_end", t_list_empty());
+}
+
+/* Print the kernel log's lines since the last call, and clear it. */
+static void show_new_log(void)
+{
+	static char buf[1 << 20];
+	int len = klogctl(4, buf, sizeof(buf) - 1);
+
+	if (len > 0) {
+		buf[len] = 0;
+		fputs(buf, stdout);
+	}
+}
+
+static void show_file(const char *title, const char *path)
+{
+	char *s = slurp(path);
+
+	printf("### %s\n%s", title, s ? s : "(unreadable)\n");
+}
+
+/* make demo ARCH=...: what guest/demo shows on x86-64, for this arch. */
+static void demo(void)
+{
+	klogctl(8, NULL, 1);	/* handlers' lines to the log, not the console */
+	klogctl(5, NULL, 0);
+	printf("### insmod kprobe_example.ko symbol=kernel_clone\n");
+	insmod("kprobe_example", "symbol=kernel_clone");
+	show_file("/sys/kernel/debug/kprobes/list", D "/list");
+	printf("### forking three processes\n");
+	fork_some(3);
+	show_new_log();
+	rmmod("kprobe_example");
+	printf("### insmod kretprobe_example.ko func=kernel_clone\n");
+	insmod("kretprobe_example", "func=kernel_clone");
+	show_file("/sys/kernel/debug/kprobes/list", D "/list");
+	printf("### forking three processes\n");
+	fork_some(3);
+	show_new_log();
+	show_file("/sys/kernel/debug/kprobes/stats (hits, missed)", D "/stats");
+	rmmod("kretprobe_example");
+	show_new_log();
+	printf("### done\n");
+}
+
+static void kunit_module(const char *name)
+{
+	insmod(name, "");
+	rmmod(name);
+}
+
+static void mounts(void)
+{
+	mount("proc", "/proc", "proc", 0, NULL);
+	mount("sysfs", "/sys", "sysfs", 0, NULL);
+	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL);
+}
+
+int main(void)
+{
+	char *s;
+
+	if (getpid() != 1) {
+		/* Called by run-tests: the selftests alone. */
+		setvbuf(stdout, NULL, _IOLBF, 0);
+		s = getenv("SELFTESTS_FIRST");
+		if (s)
+			nr_tests = atoi(s) - 1;
+		selftests();
+		return nr_failed ? 1 : 0;
+	}
+	mounts();
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	s = slurp("/proc/cmdline");
+	if (s && strstr(s, "kpdemo")) {
+		demo();
+		goto out;
+	}
+	/*
+	 * Our suite, then the tree's: each prints its KTAP while it loads.
+	 * Never both loaded: they name their targets alike.
+	 */
+	kunit_module("test_kprobes");
+	kunit_module("test_kprobes_upstream");
+	printf("# Subtest: kprobes_selftests\n");
+	selftests();
+out:
+	printf("KPROBES-GUEST-DONE\n");
+	fflush(stdout);
+	sync();
+	reboot(RB_POWER_OFF);
+	return 0;
+}
