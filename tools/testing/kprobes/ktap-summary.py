@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Summarize guest console logs: print every leaf test result found in
-their KTAP output (KUnit suites and the shell selftests), flag kernel
+their KTAP output (KUnit suites and the guest selftests), flag kernel
 warnings, and end with 'N passed, N failed'. Exit 1 on any failure, on
 a bad console, on no tests at all, or when a guest never finished.
 
