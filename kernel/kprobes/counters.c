@@ -241,6 +241,7 @@ void kprobe_sync_member_counting(struct kprobe *site)
 {
 	struct kprobe *m;
 
+	lockdep_assert_held(&kprobe_mutex);
 	list_for_each_entry(m, &site->list, list)
 		kprobe_member_set_counted(site, m, !kprobe_disabled(m));
 }

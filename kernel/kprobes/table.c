@@ -219,12 +219,14 @@ void kprobe_table_shrink(void)
  */
 int kprobe_table_reserve(void)
 {
+	lockdep_assert_held(&kprobe_mutex);
 	return index_reserve();
 }
 
 /* Publish @site (prepared) to both tables; kprobe_mutex held. */
 void kprobe_table_add(struct kprobe *site)
 {
+	lockdep_assert_held(&kprobe_mutex);
 	hlist_add_head_rcu(&site->hlist, kprobe_bucket(site->addr));
 	index_insert(site);
 }
@@ -232,6 +234,7 @@ void kprobe_table_add(struct kprobe *site)
 /* @site takes @old's place in both tables; kprobe_mutex held. */
 void kprobe_table_replace(struct kprobe *old, struct kprobe *site)
 {
+	lockdep_assert_held(&kprobe_mutex);
 	hlist_replace_rcu(&old->hlist, &site->hlist);
 	index_replace(old, site);
 }
