@@ -118,10 +118,15 @@ and the locks held, and the default the core uses for each optional
 hook. The new core this series brings in is written against it, and so
 is the new x86-64 code; the other architectures' kprobes code builds on
 it unchanged, since it keeps the tree's names and semantics. It adds
-four optional hooks: queueing breakpoint writes to apply them in one
-batch (arch_kprobe_queue_arm()/arch_kprobe_queue_apply()), queueing the
-optimizer's jumps the same way, and telling the arch that a range of
-text went away (module unload, init memory).
+one switch and a hook: an arch that defines HAVE_KPROBE_BATCH (as
+jump_label's HAVE_JUMP_LABEL_BATCH) queues its breakpoint writes and
+the optimizer's jumps and applies them once per batch
+(arch_kprobe_queue_arm(), arch_kprobe_queue_apply(), and with
+CONFIG_OPTPROBES the queued optimize/unoptimize hooks); the others get
+inline defaults that write through their arch_arm_kprobe(),
+arch_disarm_kprobe() and optprobe functions as today. And a hook that
+tells the arch that a range of text went away (module unload, init
+memory).
 
 Nothing includes the header yet: the switch to the new core does.
 EOF
@@ -176,8 +181,8 @@ ftrace filter update per probe.
 arming.c holds kprobe_site_sync_armed(), the one function that brings a
 site in line with whether it should be armed, and what it queues into
 the caller's batch (next patch): breakpoint writes go to the arch
-(arch_kprobe_queue_arm(), with a default that writes each at once for
-architectures that do not batch) and are applied once per batch with
+(arch_kprobe_queue_arm(): queued where the arch defines
+HAVE_KPROBE_BATCH, written at once by the default elsewhere) and are applied once per batch with
 text_mutex held; ftrace filter changes are summed per ip and applied
 once per batch after text_mutex is dropped (ftrace takes it); when
 ftrace refuses the batch (a livepatch holds one of the functions), each
