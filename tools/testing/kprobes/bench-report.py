@@ -54,6 +54,12 @@ def fmt(v, scale=1):
     return "-" if v is None else ("%d" % (v / scale) if scale == 1 else "%.1f" % (v / scale))
 
 
+def compare_row(out, first, width, label, a, b, scale=1):
+    """One line of a comparison table: two labels, ours, upstream, ratio."""
+    out("%-*s %-*s %9s %9s %8s" % (width[0], first, width[1], label,
+                                    fmt(a, scale), fmt(b, scale), ratio(a, b)))
+
+
 LAYOUTS = [
     # run label, key prefix, title
     ("big", "big", "N probes on consecutive instructions of one function of 24,000"),
@@ -79,13 +85,14 @@ def kinds(ours, up, out):
     out("of 1001): lea 8(%rdi),%rax; movq (%rsp),%rax; addq $1,%rax; pushq %rdi;")
     out("movq sym(%rip),%rax; jz (emulated); call (emulated). '-': not optimized")
     out("%-6s %-38s %9s %9s %8s" % ("kind", "path", "ours", "upstream", "ratio"))
+    width = (6, 38)
     for kind in KINDS:
         for run, suffix, label in KIND_PATHS:
             key = "kind_%s_%s" % (kind, suffix)
             a, b = ours.get(run, {}).get(key), up.get(run, {}).get(key)
             if a is None and b is None:
                 continue
-            out("%-6s %-38s %9s %9s %8s" % (kind, label, fmt(a), fmt(b), ratio(a, b)))
+            compare_row(out, kind, width, label, a, b)
     out("")
 
 
@@ -109,14 +116,14 @@ def concurrent(ours, up, out):
     out("probe over and over; then one thread unregisters 4N alone. Wall time")
     out("(virtual; grace periods pass at real speed), median of 3 rounds.")
     out("%-18s %-34s %9s %9s %8s" % ("where, N", "", "ours", "upstream", "ratio"))
+    width = (18, 34)
     for run in runs:
         _, where, n = run.split()
         o, u = ours.get(run, {}), up.get(run, {})
         for suffix, label, scale in CONCURRENT:
             key = "conc_%s_%s" % (where, suffix)
             a, b = o.get(key), u.get(key)
-            out("%-18s %-34s %9s %9s %8s" % ("%s, %s" % (where, n), label,
-                                              fmt(a, scale), fmt(b, scale), ratio(a, b)))
+            compare_row(out, "%s, %s" % (where, n), width, label, a, b, scale)
     out("")
 
 
