@@ -154,11 +154,12 @@ struct kprobe_batch {
 /*
  * Every flag, in bit order. A "site" flag is the table's entry's (a lone
  * probe or an aggregate), a "probe" flag a user probe's (a lone probe is
- * both). Each is changed only by the file named, under kprobe_mutex;
- * those marked "hit" are read by the hit path too (READ_ONCE()).
+ * both). Each is set by the file named, under kprobe_mutex; those marked
+ * "hit" are read by the hit path too, with no lock.
  *
  * bit flag          of     set by, and meaning
- *  0  GONE          both   gone.c: the text was freed
+ *  0  GONE          both   gone.c: the text was freed (core.c clears it
+ *                          when new text there is probed)
  *  1  DISABLED      both   disable_kprobe(); a site's when all its members'
  *  2  OPTIMIZED     site   optimizer.c: the jump is written
  *  3  FTRACE        both   core.c: reached through ftrace at the fentry site
@@ -173,7 +174,8 @@ struct kprobe_batch {
  * 22  QUERY         probe  debugfs: only asked about (<linux/kprobes_arch.h>)
  * 24  NO_PRE        probe  core.c: no pre_handler (hit)
  * 25  SITE_COUNTED  probe  counters.c: its hits are its site's (hit)
- * 26  UNHOOKED      probe  core.c: left the table in this batch
+ * 26  UNHOOKED      probe  core.c: left the table in this batch (cleared
+ *                          by counters.c when its counter is given back)
  *
  * Bits 0-5 are <linux/kprobes.h>'s, which arch code and users read.
  */
