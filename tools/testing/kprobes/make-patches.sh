@@ -144,10 +144,10 @@ unregistering them one call each 5.3 s.
 Add the core of a replacement, in kernel/kprobes/, one file per concept
 (internal.h is the map). This first part holds:
 
-- the probe table (table.c): one hash table of sites by address for registration,
-  and for the hit path an open-addressing index, rebuilt and published
-  whole under RCU, so that get_kprobe() costs the same with one site
-  or 100,000;
+- the probe table (table.c): one hash table of sites by address for
+  registration, and for the hit path an open-addressing index, rebuilt
+  and published whole under RCU, so that get_kprobe() costs the same
+  with one site or 100,000;
 - sites and members: a lone probe is its own site; a second probe at
   the same address makes an aggregate that takes over the first's arch
   state; an aggregate's handlers run its members';
@@ -182,13 +182,13 @@ arming.c holds kprobe_site_sync_armed(), the one function that brings a
 site in line with whether it should be armed, and what it queues into
 the caller's batch (next patch): breakpoint writes go to the arch
 (arch_kprobe_queue_arm(): queued where the arch defines
-HAVE_KPROBE_BATCH, written at once by the default elsewhere) and are applied once per batch with
-text_mutex held; ftrace filter changes are summed per ip and applied
-once per batch after text_mutex is dropped (ftrace takes it); when
-ftrace refuses the batch (a livepatch holds one of the functions), each
-site is tried alone, so that every site it takes is armed and each it
-does not is reported, as the tree reports them. Sites at ftrace sites
-are served by two ftrace_ops, one with FTRACE_OPS_FL_IPMODIFY for sites
+HAVE_KPROBE_BATCH, written at once by the default elsewhere) and are
+applied once per batch with text_mutex held; ftrace filter changes are
+summed per ip and applied once per batch after text_mutex is dropped
+(ftrace takes it); when ftrace refuses the batch (a livepatch holds one
+of the functions), each site is tried alone, so that every site it
+takes is armed and each it does not is reported, as the tree reports
+them. Sites at ftrace sites are served by two ftrace_ops, one with FTRACE_OPS_FL_IPMODIFY for sites
 with a post_handler and one without, so that probes at a function's
 entry can live beside a livepatch of it, as in the tree.
 
