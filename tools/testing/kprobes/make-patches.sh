@@ -189,8 +189,9 @@ summed per ip and applied once per batch after text_mutex is dropped
 of the functions), each site is tried alone, so that every site it
 takes is armed and each it does not is reported, as the tree reports
 them. Sites at ftrace sites are served by two ftrace_ops, one with
-FTRACE_OPS_FL_IPMODIFY for sites with a post_handler and one without, so that probes at a function's
-entry can live beside a livepatch of it, as in the tree.
+FTRACE_OPS_FL_IPMODIFY for sites with a post_handler and one without,
+so that probes at a function's entry can live beside a livepatch of it,
+as in the tree.
 
 Registering probes at the entries of 1,000 functions in one call takes
 0.07 of the tree's time (one ftrace update instead of 1,000).
