@@ -206,7 +206,7 @@ void kprobe_module_blacklist_update(struct module *mod, bool add)
 
 		if (mem->size)
 			blacklist_drop_entries_in((unsigned long)mem->base,
-					       (unsigned long)mem->base + mem->size);
+						  (unsigned long)mem->base + mem->size);
 	}
 }
 #endif /* CONFIG_MODULES */
