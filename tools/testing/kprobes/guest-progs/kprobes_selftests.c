@@ -413,8 +413,8 @@ static int t_events(void)
 	r1 = event_hits("cloneret");
 	traced = lines_with(T "/trace", " clone:", NULL);
 	rets = lines_with(T "/trace", " cloneret:", "ret=");
-	note("listed [DISABLED] before enabling: %d of 2; hits k %ld -> %ld, r %ld -> %ld; trace lines %d, %d",
-	     listed, k0, k1, r0, r1, traced, rets);
+	note("listed [DISABLED] before enabling: %d of 2; hits k %ld -> %ld, r %ld -> %ld; "
+	     "trace lines %d, %d", listed, k0, k1, r0, r1, traced, rets);
 	events_entry_traced = traced;
 	return listed == 2 && k0 >= 0 && r0 >= 0 && k1 - k0 >= 5 && r1 - r0 >= 5 &&
 	       rets >= 5;
