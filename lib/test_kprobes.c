@@ -2713,6 +2713,52 @@ static void test_kretprobe_unregister_in_flight(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 0);
 }
 
+static atomic_t rp_released;
+
+static void free_released_rp(struct kretprobe *rp)
+{
+	atomic_inc(&rp_released);
+	kfree(rp);
+}
+
+/*
+ * A return probe unregistered without waiting while a call is in
+ * flight, and freed by its release callback before that call returns:
+ * the call returns its own value, no handler runs, and nothing touches
+ * the freed probe (KASAN would say).
+ */
+static void test_kretprobe_deferred_in_flight(struct kunit *test)
+{
+	struct task_struct *t;
+	struct kretprobe *rp;
+
+	rp = kzalloc(sizeof(*rp), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, rp);
+	atomic_set(&ret_hits, 0);
+	atomic_set(&rp_released, 0);
+	atomic_set(&sleeper_result, 0);
+	reinit_completion(&sleeper_entered);
+	reinit_completion(&sleeper_go);
+	init_rp(rp, "kretprobe_sleeper", NULL, return_count, 0, 0);
+	if (register_kretprobe(rp)) {
+		kfree(rp);
+		KUNIT_FAIL(test, "register_kretprobe() failed");
+		return;
+	}
+	t = kthread_run(sleeper_thread, NULL, "kprobes-sleeper");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	wait_for_completion(&sleeper_entered);
+	KUNIT_EXPECT_EQ(test, 0, unregister_kretprobe_deferred(rp, free_released_rp));
+	kprobe_deferred_barrier();
+	KUNIT_EXPECT_EQ(test, atomic_read(&rp_released), 1);
+	complete(&sleeper_go);
+	while (!atomic_read(&sleeper_result))
+		usleep_range(1000, 2000);
+	kthread_stop(t);
+	KUNIT_EXPECT_EQ(test, atomic_read(&sleeper_result), 42);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 0);
+}
+
 /*
  * Register and unregister a kretprobe over and over while another CPU
  * keeps calling the function: every call must return its own value to
@@ -3722,6 +3768,184 @@ static void test_unregister_holds_no_lock(struct kunit *test)
 	unregister_kprobe(&c);
 }
 
+/* ---- unregistering without waiting ------------------------------------------ */
+
+static atomic_t released;
+static struct kprobe *released_probe;
+
+static void count_release(struct kprobe *p)
+{
+	released_probe = p;
+	atomic_inc(&released);
+}
+
+#ifdef CONFIG_TREE_RCU
+/* Exported for rcutorture, declared in kernel/rcu/rcu.h only. */
+unsigned long rcu_get_gp_seq(void);
+
+/* Grace periods completed so far: rcu_get_gp_seq()'s counter part. */
+static unsigned long rcu_gps_completed(void)
+{
+	return rcu_get_gp_seq() >> 2;
+}
+#else
+static unsigned long rcu_gps_completed(void)
+{
+	return 0;
+}
+#endif
+
+/*
+ * unregister_kprobe_deferred(): no hit after it returns, the probe back
+ * through its callback, once, then registrable again; a probe not
+ * registered, or deferred twice, is refused with -EINVAL and never
+ * released.
+ */
+static void test_deferred_unregister(struct kunit *test)
+{
+	struct kprobe kp, never;
+
+	atomic_set(&released, 0);
+	released_probe = NULL;
+	init_probe(&kp, (void *)kprobe_target, NULL, 0, count_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	target(rand1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+
+	KUNIT_EXPECT_EQ(test, 0, unregister_kprobe_deferred(&kp, count_release));
+	KUNIT_EXPECT_NULL(test, probe_at(kp.addr));
+	KUNIT_EXPECT_EQ(test, target(rand1), rand1 / DIV_FACTOR);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	KUNIT_EXPECT_EQ(test, -EINVAL, unregister_kprobe_deferred(&kp, count_release));
+	/* The synchronous unregister leaves a pending probe alone. */
+	unregister_kprobe(&kp);
+
+	kprobe_deferred_barrier();
+	KUNIT_EXPECT_EQ(test, atomic_read(&released), 1);
+	KUNIT_EXPECT_PTR_EQ(test, released_probe, &kp);
+
+	init_probe(&never, (void *)kprobe_target2, NULL, 0, count_pre, NULL);
+	KUNIT_EXPECT_EQ(test, -EINVAL, unregister_kprobe_deferred(&never, count_release));
+	KUNIT_EXPECT_NULL(test, never.addr);
+	KUNIT_EXPECT_EQ(test, -EINVAL, unregister_kprobe_deferred(NULL, count_release));
+
+	/* Released: registrable again, and unregistered with no callback. */
+	init_probe(&kp, (void *)kprobe_target, NULL, 0, count_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	target(rand1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
+	KUNIT_EXPECT_EQ(test, 0, unregister_kprobe_deferred(&kp, NULL));
+	kprobe_deferred_barrier();
+	KUNIT_EXPECT_EQ(test, atomic_read(&released), 1);
+	KUNIT_EXPECT_NULL(test, probe_at(kp.addr));
+}
+
+/*
+ * The release waits for the grace period, and only it: while an RCU
+ * reader holds the grace period off, the unregister call returns, the
+ * probe is out, register_kprobe() refuses it (-EBUSY) and it is not
+ * released; once the reader is gone it is.
+ */
+static void test_deferred_waits_for_readers(struct kunit *test)
+{
+	DECLARE_COMPLETION_ONSTACK(started);
+	struct task_struct *reader;
+	struct kprobe kp;
+
+	if (!preempt_model_preemptible() || num_online_cpus() < 2)
+		kunit_skip(test, "needs a preemptible kernel and two CPUs");
+	atomic_set(&released, 0);
+	init_probe(&kp, (void *)kprobe_target, NULL, 0, count_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	reader = kthread_run(rcu_reader_blocker, &started, "kprobes-rcu-reader");
+	if (IS_ERR(reader)) {
+		unregister_kprobe(&kp);
+		KUNIT_FAIL(test, "no reader thread");
+		return;
+	}
+	wait_for_completion(&started);
+
+	KUNIT_EXPECT_EQ(test, 0, unregister_kprobe_deferred(&kp, count_release));
+	KUNIT_EXPECT_NULL(test, probe_at(kp.addr));
+	target(rand1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 0);
+	msleep(100);
+	KUNIT_EXPECT_EQ(test, atomic_read(&released), 0);
+	KUNIT_EXPECT_EQ(test, -EBUSY, register_kprobe(&kp));
+
+	kthread_stop(reader);
+	kprobe_deferred_barrier();
+	KUNIT_EXPECT_EQ(test, atomic_read(&released), 1);
+}
+
+/*
+ * Many probes unregistered one call each share grace periods: fewer
+ * complete while they are released than there are probes (the
+ * synchronous unregister waits for one each).
+ */
+#define DEFERRED_MANY	64
+
+static void test_deferred_shares_grace_periods(struct kunit *test)
+{
+	struct kprobe *kps;
+	unsigned long gps;
+	int i, ok = 0;
+
+	kps = kunit_kcalloc(test, DEFERRED_MANY, sizeof(*kps), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, kps);
+	atomic_set(&released, 0);
+	/* One site, many members: each unregister is a batch of its own. */
+	for (i = 0; i < DEFERRED_MANY; i++) {
+		init_probe(&kps[i], (void *)kprobe_target, NULL, 0, count_pre, NULL);
+		if (register_kprobe(&kps[i]))
+			break;
+	}
+	KUNIT_ASSERT_EQ(test, i, DEFERRED_MANY);
+	target(rand1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), DEFERRED_MANY);
+
+	gps = rcu_gps_completed();
+	for (i = 0; i < DEFERRED_MANY; i++)
+		ok += !unregister_kprobe_deferred(&kps[i], count_release);
+	target(rand1);
+	kprobe_deferred_barrier();
+	gps = rcu_gps_completed() - gps;
+	kunit_info(test, "%d probes released after %lu grace periods", DEFERRED_MANY, gps);
+	KUNIT_EXPECT_EQ(test, ok, DEFERRED_MANY);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), DEFERRED_MANY);
+	KUNIT_EXPECT_EQ(test, atomic_read(&released), DEFERRED_MANY);
+	KUNIT_EXPECT_NULL(test, probe_at((void *)kprobe_target));
+	if (!IS_ENABLED(CONFIG_TREE_RCU))
+		kunit_skip(test, "grace periods counted with tree RCU only");
+	KUNIT_EXPECT_LT(test, gps, (unsigned long)DEFERRED_MANY / 2);
+}
+
+/*
+ * A deferred and a synchronous unregister on one aggregate site: the
+ * member left keeps firing until it goes too, and both go.
+ */
+static void test_deferred_mixed_on_aggregate(struct kunit *test)
+{
+	struct kprobe a, b;
+
+	atomic_set(&released, 0);
+	init_probe(&a, (void *)kprobe_target, NULL, 0, count_pre, NULL);
+	init_probe(&b, (void *)kprobe_target, NULL, 0, count_pre2, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobes((struct kprobe *[]){ &a, &b }, 2));
+	KUNIT_EXPECT_EQ(test, 0, unregister_kprobe_deferred(&a, count_release));
+	target(rand1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 1);
+	KUNIT_EXPECT_TRUE(test, site_holds(probe_at(b.addr), &b));
+	KUNIT_EXPECT_FALSE(test, site_holds(probe_at(b.addr), &a));
+	unregister_kprobe(&b);
+	target(rand1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 1);
+	KUNIT_EXPECT_NULL(test, probe_at(b.addr));
+	kprobe_deferred_barrier();
+	KUNIT_EXPECT_EQ(test, atomic_read(&released), 1);
+}
+
 #ifdef CONFIG_KPROBES_ON_FTRACE
 static void ipmodify_holder(unsigned long ip, unsigned long parent_ip,
 			    struct ftrace_ops *op, struct ftrace_regs *fregs)
@@ -4130,6 +4354,10 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_module_symbol_form),
 	KUNIT_CASE(test_register_listed_twice),
 	KUNIT_CASE(test_unregister_holds_no_lock),
+	KUNIT_CASE(test_deferred_unregister),
+	KUNIT_CASE(test_deferred_waits_for_readers),
+	KUNIT_CASE(test_deferred_shares_grace_periods),
+	KUNIT_CASE(test_deferred_mixed_on_aggregate),
 #ifdef CONFIG_KPROBES_ON_FTRACE
 	KUNIT_CASE(test_ftrace_arming_each_site),
 #endif
@@ -4227,6 +4455,7 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_kretprobe_with_kprobe),
 	KUNIT_CASE(test_kretprobe_unregister_in_flight),
 	KUNIT_CASE(test_kretprobe_unregister_racing),
+	KUNIT_CASE(test_kretprobe_deferred_in_flight),
 #endif
 	KUNIT_CASE(test_kretprobe_stacktrace),
 	{}

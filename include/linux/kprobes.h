@@ -261,6 +261,12 @@ void unregister_kretprobe(struct kretprobe *rp);
 int register_kretprobes(struct kretprobe **rps, int num);
 void unregister_kretprobes(struct kretprobe **rps, int num);
 
+int unregister_kprobe_deferred(struct kprobe *p,
+			       void (*release)(struct kprobe *p));
+int unregister_kretprobe_deferred(struct kretprobe *rp,
+				  void (*release)(struct kretprobe *rp));
+void kprobe_deferred_barrier(void);
+
 #if defined(CONFIG_KRETPROBES) && !defined(CONFIG_KRETPROBE_ON_RETHOOK)
 void kprobe_flush_task(struct task_struct *tk);
 #else
@@ -348,6 +354,22 @@ static inline void unregister_kretprobe(struct kretprobe *rp)
 }
 
 static inline void unregister_kretprobes(struct kretprobe **rps, int num)
+{
+}
+
+static inline int unregister_kprobe_deferred(struct kprobe *p,
+					     void (*release)(struct kprobe *p))
+{
+	return -EOPNOTSUPP;
+}
+
+static inline int unregister_kretprobe_deferred(struct kretprobe *rp,
+						void (*release)(struct kretprobe *rp))
+{
+	return -EOPNOTSUPP;
+}
+
+static inline void kprobe_deferred_barrier(void)
 {
 }
 

@@ -5,7 +5,8 @@
  * optimizer.c queue breakpoint and jump writes and ftrace filter changes
  * into it, and kprobe_batch_finish() applies them, takes the sites that
  * left out of the table, waits for one RCU grace period for all of them
- * with no lock held, and frees them.
+ * with no lock held, and frees them; kprobe_batch_defer() leaves the
+ * waiting and the freeing to deferred.c.
  */
 
 #define pr_fmt(fmt) "kprobes: " fmt
@@ -94,19 +95,26 @@ static void batch_wait_grace_period(struct kprobe_batch *b)
 	b->grace_started = false;
 }
 
-/* Free the sites a batch took out, once its grace period is over. */
-static void release_dying_sites(struct kprobe_batch *b)
+/**
+ * kprobe_release_dying_sites() - free the sites a batch took out
+ * @sites: lone sites, linked by their ->list (a batch's free_list)
+ * @aggregates: aggregates, linked by their ->dying
+ *
+ * Once the batch's grace period is over: no CPU runs their handlers nor
+ * their instruction copies. kprobe_mutex held.
+ */
+void kprobe_release_dying_sites(struct list_head *sites, struct list_head *aggregates)
 {
 	struct kprobe_aggregate *agg, *next_agg;
 	struct kprobe *site, *next;
 
 	lockdep_assert_held(&kprobe_mutex);
-	list_for_each_entry_safe(site, next, &b->free_list, list) {
+	list_for_each_entry_safe(site, next, sites, list) {
 		list_del_init(&site->list);
 		site->flags &= ~KPROBE_SITE_ARMING_FLAGS;
 		kprobe_release_site(site);
 	}
-	list_for_each_entry_safe(agg, next_agg, &b->free_aggregates, dying) {
+	list_for_each_entry_safe(agg, next_agg, aggregates, dying) {
 		list_del_init(&agg->dying);
 		if (!kprobe_site_keep_retired(aggr_site(agg)))
 			kprobe_release_site(aggr_site(agg));
@@ -139,7 +147,7 @@ static int batch_publish(struct kprobe_batch *b)
 		kprobe_site_unhash(site);
 	list_for_each_entry(agg, &b->free_aggregates, dying)
 		kprobe_site_unhash(aggr_site(agg));
-	if (b->need_sync)
+	if (b->need_sync && !b->deferred)
 		batch_start_grace_period(b);
 
 	kprobe_table_shrink();
@@ -177,6 +185,31 @@ int kprobe_batch_finish(struct kprobe_batch *b)
 	mutex_unlock(&kprobe_mutex);
 	batch_wait_grace_period(b);
 	mutex_lock(&kprobe_mutex);
-	release_dying_sites(b);
+	kprobe_release_dying_sites(&b->free_list, &b->free_aggregates);
 	return ret;
+}
+
+/**
+ * kprobe_batch_defer() - end a batch begun by kprobe_batch_begin(), and
+ * wait for nothing
+ * @b: the batch
+ * @d: the deferred probe that takes the batch's dying sites
+ *
+ * As kprobe_batch_finish(), but instead of waiting for the grace period
+ * it records in @d the one to poll for, and hands @d the sites to free
+ * after it: deferred.c frees them, and gives @d's probe back, once that
+ * grace period is over. kprobe_mutex held throughout.
+ */
+void kprobe_batch_defer(struct kprobe_batch *b, struct kprobe_deferred *d)
+{
+	lockdep_assert_held(&kprobe_mutex);
+	b->deferred = true;
+	/* An ftrace error leaves a site unarmed: as good as gone here. */
+	batch_publish(b);
+	list_splice_tail_init(&b->free_list, &d->dying_sites);
+	list_splice_tail_init(&b->free_aggregates, &d->dying_aggregates);
+	/* After the unhooking, so a grace period that ends covers it. */
+	d->rcu_cookie = start_poll_synchronize_rcu();
+	/* An optimized site that retires: its text is written back now. */
+	kprobe_queue_retire_work();
 }

@@ -24,9 +24,12 @@
  *   (unregistered) --register_kprobes()--> ENABLED, or DISABLED if asked
  *   ENABLED --disable_kprobe()--> DISABLED --enable_kprobe()--> ENABLED
  *   (any registered state) --unregister_kprobes()--> (unregistered)
+ *   (any registered state) --unregister_kprobe_deferred()--> RELEASING
+ *     --its grace period, reap_work--> (unregistered), release() called
  *   ENABLED/DISABLED --its text is freed--> GONE (gone.c)
  *
- * A probe's flags say which (KPROBE_FLAG_DISABLED, KPROBE_FLAG_GONE). A
+ * A probe's flags say which (KPROBE_FLAG_DISABLED, KPROBE_FLAG_GONE); a
+ * RELEASING probe is out of the table and on deferred.c's pending list. A
  * site is *armed* (breakpoint in the text, or its ip in our ftrace
  * filter) exactly when kprobe_site_wants_armed() says so: it is not gone, at
  * least one member is enabled, and kprobes are not globally disarmed.
@@ -935,6 +938,9 @@ static int resolve_new_probe(struct kprobe *p)
 
 	if (p->addr && kprobe_find_registered(p, &site))
 		return -EINVAL;
+	/* Unregistered, but the core still holds it until its release. */
+	if (kprobe_deferred_pending(p))
+		return -EBUSY;
 	addr = kprobe_target_addr(p->addr, p->symbol_name, p->offset);
 	if (IS_ERR(addr))
 		return PTR_ERR(addr);
@@ -1070,8 +1076,9 @@ static void unregister_locked(struct kprobe **kps, int num);
  * address that is not an instruction boundary; -ENOENT for an unknown
  * symbol, an address in no symbol or a module going away; -EOPNOTSUPP
  * for an instruction the arch cannot execute out of line; -EAGAIN before
- * kprobes are initialized; -EBUSY or -ENODEV when ftrace cannot take a
- * probe on its site (another ftrace user that may change the IP, such
+ * kprobes are initialized; -EBUSY for a probe unregistered by
+ * unregister_kprobe_deferred() and not released yet; -EBUSY or -ENODEV
+ * when ftrace cannot take a probe on its site (another ftrace user that may change the IP, such
  * as a livepatch, holds the function; ftrace is dead); -ENOMEM.
  */
 int register_kprobes(struct kprobe **kps, int num)
@@ -1116,6 +1123,37 @@ int register_kprobe(struct kprobe *p)
 }
 EXPORT_SYMBOL_GPL(register_kprobe);
 
+/**
+ * kprobe_unhook() - take a probe out in a batch, if it is registered
+ * @b: the batch
+ * @p: the probe
+ *
+ * A probe not registered, nor taken out earlier in this batch (listed
+ * twice) nor waiting for its release (deferred.c), gets ->addr cleared,
+ * as the tree does, to tell the caller; a stale flag must not make us
+ * give back what its ->nhit points at. kprobe_mutex and the text locks
+ * held.
+ *
+ * Return: true when @p was registered and is taken out now.
+ */
+bool kprobe_unhook(struct kprobe_batch *b, struct kprobe *p)
+{
+	struct kprobe *site;
+
+	lockdep_assert_held(&kprobe_mutex);
+	if (p->addr && kprobe_find_registered(p, &site)) {
+		if (kprobe_probe_unhooked(p))
+			return false;
+		remove_probe(b, p, site);
+		return true;
+	}
+	if (!kprobe_probe_unhooked(p) || !kprobe_counter_in_use(p->nhit)) {
+		p->flags &= ~KPROBE_FLAG_UNHOOKED;
+		p->addr = NULL;
+	}
+	return false;
+}
+
 /*
  * Unregister those of @kps that are registered; kprobe_mutex held, and
  * dropped while the grace period runs (see kprobe_batch_finish()).
@@ -1123,29 +1161,13 @@ EXPORT_SYMBOL_GPL(register_kprobe);
 static void unregister_locked(struct kprobe **kps, int num)
 {
 	struct kprobe_batch b;
-	struct kprobe *site;
 	int i;
 
 	lockdep_assert_held(&kprobe_mutex);
 	kprobe_batch_begin(&b);
-	for (i = 0; i < num; i++) {
-		if (!kps[i])
-			continue;
-		if (kps[i]->addr && kprobe_find_registered(kps[i], &site)) {
-			if (!kprobe_probe_unhooked(kps[i]))
-				remove_probe(&b, kps[i], site);
-		} else if (!kprobe_probe_unhooked(kps[i]) ||
-			   !kprobe_counter_in_use(kps[i]->nhit)) {
-			/*
-			 * Not registered (nor taken out earlier in this call,
-			 * listed twice): a stale flag must not make us give
-			 * back what ->nhit points at; and, as the tree does,
-			 * ->addr is cleared to tell the caller.
-			 */
-			kps[i]->flags &= ~KPROBE_FLAG_UNHOOKED;
-			kps[i]->addr = NULL;
-		}
-	}
+	for (i = 0; i < num; i++)
+		if (kps[i])
+			kprobe_unhook(&b, kps[i]);
 	kprobe_batch_finish(&b);
 	kprobe_release_counters(kps, num);
 }

@@ -7,9 +7,10 @@
  * breakpoints and ftrace filters, optimizer.c the jumps and the
  * retiring of optimized sites, slots.c the instruction slots,
  * blacklist.c the blacklist, counters.c the hit counters, gone.c text
- * going away, kretprobe.c the return instances, debugfs.c the files
- * under /sys/kernel/debug/kprobes/. Only what two files or more use is
- * declared here; nothing here is for use outside kernel/kprobes/.
+ * going away, kretprobe.c the return instances, deferred.c unregistering
+ * that does not wait, debugfs.c the files under /sys/kernel/debug/kprobes/.
+ * Only what two files or more use is declared here; nothing here is for
+ * use outside kernel/kprobes/.
  */
 #ifndef _KERNEL_KPROBES_INTERNAL_H
 #define _KERNEL_KPROBES_INTERNAL_H
@@ -136,6 +137,8 @@ struct kprobe_ftrace_changes {
  * @poked: breakpoint writes were queued and must be applied
  * @need_sync: wait for a grace period before returning, because a probe
  *	left the table or an aggregate
+ * @deferred: nobody waits: kprobe_batch_defer() hands the dying sites
+ *	to a deferred probe, and the grace period is polled (deferred.c)
  * @grace_started, @grace: that grace period, started when the batch is
  *	published and waited for by kprobe_batch_finish() with no lock held
  */
@@ -145,8 +148,37 @@ struct kprobe_batch {
 	struct kprobe_ftrace_changes ftrace[KPROBE_FTRACE_NR];
 	bool poked;
 	bool need_sync;
+	bool deferred;
 	bool grace_started;
 	struct rcu_synchronize grace;
+};
+
+/* ---- deferred.c: unregistering that does not wait ----------------------- */
+
+/*
+ * struct kprobe_deferred - a probe unregistered without waiting, until
+ * it goes back to its owner
+ * @list: on deferred.c's pending list, oldest first (kprobe_mutex)
+ * @p: the probe; out of the table, its handlers maybe still running
+ * @rcu_cookie: the grace period after which no CPU runs them
+ *	(start_poll_synchronize_rcu(), taken once @p was unhooked)
+ * @dying_sites, @dying_aggregates: sites its batch took out, freed
+ *	after that grace period (as struct kprobe_batch's free lists)
+ * @done: what its owner's interface does once the core let go of @p:
+ *	called with no lock held, in process context
+ * @kp_release, @rp_release: the owner's callback, for @done to call
+ */
+struct kprobe_deferred {
+	struct list_head list;
+	struct kprobe *p;
+	unsigned long rcu_cookie;
+	struct list_head dying_sites;
+	struct list_head dying_aggregates;
+	void (*done)(struct kprobe_deferred *d);
+	union {
+		void (*kp_release)(struct kprobe *p);
+		void (*rp_release)(struct kretprobe *rp);
+	};
 };
 
 /* ---- struct kprobe::flags ------------------------------------------------ */
@@ -282,6 +314,7 @@ kprobe_opcode_t *kprobe_resolve_addr(kprobe_opcode_t *addr,
 void kprobe_release_site(struct kprobe *site);
 void kprobe_forget_probed_function(void);
 bool kprobe_find_registered(struct kprobe *p, struct kprobe **site_out);
+bool kprobe_unhook(struct kprobe_batch *b, struct kprobe *p);
 int kprobe_sync_all_sites(void);
 
 /* ---- table.c: the sites by address -------------------------------------- */
@@ -384,6 +417,16 @@ void kprobe_batch_begin(struct kprobe_batch *b);
 void kprobe_batch_begin_retired(struct kprobe_batch *b);
 void kprobe_batch_apply_text(struct kprobe_batch *b);
 int kprobe_batch_finish(struct kprobe_batch *b);
+void kprobe_batch_defer(struct kprobe_batch *b, struct kprobe_deferred *d);
+void kprobe_release_dying_sites(struct list_head *sites,
+				struct list_head *aggregates);
+
+/* ---- deferred.c --------------------------------------------------------- */
+
+struct kprobe_deferred *kprobe_deferred_alloc(struct kprobe *p,
+					      void (*done)(struct kprobe_deferred *d));
+int kprobe_unregister_deferred(struct kprobe_deferred *d);
+bool kprobe_deferred_pending(struct kprobe *p);
 
 /* ---- arming.c ----------------------------------------------------------- */
 

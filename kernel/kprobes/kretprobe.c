@@ -621,3 +621,49 @@ void unregister_kretprobe(struct kretprobe *rp)
 	unregister_kretprobes(&rp, 1);
 }
 EXPORT_SYMBOL_GPL(unregister_kretprobe);
+
+/* A deferred return probe, after its grace period: free its instances. */
+static void kretprobe_deferred_done(struct kprobe_deferred *d)
+{
+	struct kretprobe *rp = container_of(d->p, struct kretprobe, kp);
+
+	kretprobe_release(rp);
+	if (d->rp_release)
+		d->rp_release(rp);
+}
+
+/**
+ * unregister_kretprobe_deferred() - unregister a return probe without
+ * waiting
+ * @rp: the probe
+ * @release: called once no CPU runs @rp's handlers and neither the core
+ *	nor a call in flight holds a pointer into @rp; may be NULL
+ *
+ * As unregister_kprobe_deferred(), for a return probe: no entry or return
+ * handler of @rp starts after this returns; calls in flight still return
+ * to their callers. Their instances are freed, as with
+ * unregister_kretprobe(), before @release is called.
+ *
+ * Context: as unregister_kprobe_deferred().
+ *
+ * Return: as unregister_kprobe_deferred().
+ */
+int unregister_kretprobe_deferred(struct kretprobe *rp,
+				  void (*release)(struct kretprobe *rp))
+{
+	struct kprobe_deferred *d;
+	int ret;
+
+	if (!rp)
+		return -EINVAL;
+	d = kprobe_deferred_alloc(&rp->kp, kretprobe_deferred_done);
+	if (!d)
+		return -ENOMEM;
+	d->rp_release = release;
+	kretprobe_stop(rp);
+	ret = kprobe_unregister_deferred(d);
+	if (ret)
+		kfree(d);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(unregister_kretprobe_deferred);

@@ -479,7 +479,7 @@ static DECLARE_WORK(retire_work, retire_work_fn);
  * detour before it called the arch's handler, which reads the site, so
  * that takes an RCU-tasks grace period, as the optimizer's does. Sites
  * come here from retiring_sites, or from a batch that took out a site
- * whose jump had been taken out before (release_dying_sites() in
+ * whose jump had been taken out before (kprobe_release_dying_sites() in
  * batch.c, through kprobe_site_keep_retired()). Under kprobe_mutex.
  */
 static LIST_HEAD(retired_sites);

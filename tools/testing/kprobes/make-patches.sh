@@ -276,6 +276,29 @@ either way, as in the tree. register_kretprobes() and
 unregister_kretprobes() go through the batched registration.
 EOF
 
+add $core/deferred.c
+commit "kprobes: unregister without waiting for a grace period" <<'EOF'
+unregister_kprobe() returns only after an RCU grace period, so that the
+caller may free the probe. Clients that take probes down one at a time
+(a perf kprobe event closed, a kprobe_events line removed: what
+bpftrace, perf, pwru and Tetragon do) wait for one grace period per
+probe, and detaching a few hundred probes takes seconds.
+
+Add unregister_kprobe_deferred() and unregister_kretprobe_deferred():
+the probe leaves its site as with unregister_kprobe(), so that no
+handler of it starts after the call returns, and the call returns at
+once. The probe goes back to its owner through a callback, from a work
+item, after one RCU grace period that began once the probe was out
+(start_poll_synchronize_rcu() when it leaves, cond_synchronize_rcu() of
+the newest pending one in the work item), so that the probes
+unregistered meanwhile share one grace period. The core frees its own
+state of the probe (its site, instruction slot and hit counter; a
+kretprobe's instances) before the callback runs; register_kprobe() of
+a probe not released yet fails with -EBUSY.
+kprobe_deferred_barrier() waits for every release asked for, for
+module exit. unregister_kprobe() is unchanged.
+EOF
+
 add $core/optimizer.c
 commit "kprobes: a batched optimizer" <<'EOF'
 On architectures with CONFIG_OPTPROBES, an armed probe may be reached

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Unregistering that does not wait.
+ *
+ * unregister_kprobe() returns only after an RCU grace period, so that
+ * its caller may free the probe: a CPU may still be running its
+ * handlers when it leaves the table. A client that takes probes down
+ * one at a time (a perf event closed, a kprobe_events line removed)
+ * then waits for one grace period per probe. unregister_kprobe_deferred()
+ * takes the probe out as unregister_kprobe() does and returns at once;
+ * the probe goes back to its owner through a callback after that grace
+ * period, and probes unregistered meanwhile share it.
+ *
+ * A deferred probe (struct kprobe_deferred) is on deferred_pending from
+ * the unregister call to its release, oldest first; it counts as
+ * registered to register_kprobe(), which refuses it with -EBUSY, and as
+ * unregistered to everything else. reap_work takes the pending ones,
+ * waits for the newest one's grace period (the older ones' are over by
+ * then), frees what the core kept of them (their sites, hit counters),
+ * and calls their owners' callbacks with no lock held.
+ */
+
+#define pr_fmt(fmt) "kprobes: " fmt
+
+#include <linux/workqueue.h>
+#include "internal.h"
+
+/* Deferred probes not released yet, oldest first; kprobe_mutex. */
+static LIST_HEAD(deferred_pending);
+
+static void reap_work_fn(struct work_struct *work);
+static DECLARE_WORK(reap_work, reap_work_fn);
+
+/* Is @p unregistered but not released yet? kprobe_mutex held. */
+bool kprobe_deferred_pending(struct kprobe *p)
+{
+	struct kprobe_deferred *d;
+
+	lockdep_assert_held(&kprobe_mutex);
+	list_for_each_entry(d, &deferred_pending, list)
+		if (d->p == p)
+			return true;
+	return false;
+}
+
+/* A deferred probe for @p, whose interface finishes it with @done. */
+struct kprobe_deferred *kprobe_deferred_alloc(struct kprobe *p,
+					      void (*done)(struct kprobe_deferred *d))
+{
+	struct kprobe_deferred *d = kzalloc(sizeof(*d), GFP_KERNEL);
+
+	if (!d)
+		return NULL;
+	INIT_LIST_HEAD(&d->list);
+	INIT_LIST_HEAD(&d->dying_sites);
+	INIT_LIST_HEAD(&d->dying_aggregates);
+	d->p = p;
+	d->done = done;
+	return d;
+}
+
+/*
+ * Take d->p out of the table and queue @d for its release. Return: 0, or
+ * -EINVAL when d->p was not registered (the caller still owns @d).
+ */
+int kprobe_unregister_deferred(struct kprobe_deferred *d)
+{
+	struct kprobe_batch b;
+	bool unhooked;
+
+	mutex_lock(&kprobe_mutex);
+	kprobe_batch_begin(&b);
+	unhooked = kprobe_unhook(&b, d->p);
+	kprobe_batch_defer(&b, d);
+	if (unhooked) {
+		list_add_tail(&d->list, &deferred_pending);
+		/* Under the mutex: see kprobe_deferred_barrier(). */
+		queue_work(system_unbound_wq, &reap_work);
+	}
+	mutex_unlock(&kprobe_mutex);
+	return unhooked ? 0 : -EINVAL;
+}
+
+/*
+ * Release the probes pending when it starts, after one grace period.
+ * Those that arrive while it waits are left for its next run, which
+ * their unregister call queued. A work item never runs twice at once,
+ * so only the first entries, up to @last, are this run's.
+ */
+static void reap_work_fn(struct work_struct *work)
+{
+	struct kprobe_deferred *d, *next, *last;
+	unsigned long cookie;
+	LIST_HEAD(reaped);
+
+	mutex_lock(&kprobe_mutex);
+	if (list_empty(&deferred_pending)) {
+		mutex_unlock(&kprobe_mutex);
+		return;
+	}
+	last = list_last_entry(&deferred_pending, struct kprobe_deferred, list);
+	cookie = last->rcu_cookie;
+	mutex_unlock(&kprobe_mutex);
+
+	/* Cookies grow down the list: the newest covers every older one. */
+	cond_synchronize_rcu(cookie);
+
+	mutex_lock(&kprobe_mutex);
+	list_cut_position(&reaped, &deferred_pending, &last->list);
+	list_for_each_entry(d, &reaped, list) {
+		kprobe_release_dying_sites(&d->dying_sites, &d->dying_aggregates);
+		kprobe_release_counters(&d->p, 1);
+	}
+	mutex_unlock(&kprobe_mutex);
+
+	list_for_each_entry_safe(d, next, &reaped, list) {
+		list_del(&d->list);
+		d->done(d);
+		kfree(d);
+	}
+}
+
+static void kprobe_deferred_done(struct kprobe_deferred *d)
+{
+	if (d->kp_release)
+		d->kp_release(d->p);
+}
+
+/**
+ * unregister_kprobe_deferred() - unregister a probe without waiting
+ * @p: the probe
+ * @release: called once no CPU runs @p's handlers and the core holds no
+ *	pointer into @p (so it may free @p); may be NULL
+ *
+ * Takes @p out of its site as unregister_kprobe() does, so that no
+ * handler of it starts after this returns, but does not wait for the
+ * handlers that started before: @release is called later, from a
+ * workqueue, in process context, with no kprobes lock held, after an RCU
+ * grace period that began once @p was out. Probes unregistered while it
+ * runs share one grace period. Until then @p must not be touched, and
+ * register_kprobe(@p) fails with -EBUSY. A module whose @release is its
+ * own code, or whose probes are its own data, calls
+ * kprobe_deferred_barrier() before it goes.
+ *
+ * Context: process context, may sleep (it takes kprobe_mutex and the text
+ * locks, as unregister_kprobe() does), but waits for no grace period.
+ *
+ * Return: 0, and @release will be called; -EINVAL if @p is not registered
+ * (its ->addr is cleared, as unregister_kprobe() does) or already
+ * unregistered; -ENOMEM, and nothing was done. @release is not called
+ * after an error.
+ */
+int unregister_kprobe_deferred(struct kprobe *p, void (*release)(struct kprobe *p))
+{
+	struct kprobe_deferred *d;
+	int ret;
+
+	if (!p)
+		return -EINVAL;
+	d = kprobe_deferred_alloc(p, kprobe_deferred_done);
+	if (!d)
+		return -ENOMEM;
+	d->kp_release = release;
+	ret = kprobe_unregister_deferred(d);
+	if (ret)
+		kfree(d);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(unregister_kprobe_deferred);
+
+/**
+ * kprobe_deferred_barrier() - wait for every deferred release asked for
+ *
+ * Returns once the release callback of every probe unregistered by
+ * unregister_kprobe_deferred() or unregister_kretprobe_deferred() before
+ * this call has returned. For module exit and for tests.
+ *
+ * Context: process context, may sleep; not from a release callback.
+ */
+void kprobe_deferred_barrier(void)
+{
+	bool pending;
+
+	mutex_lock(&kprobe_mutex);
+	pending = !list_empty(&deferred_pending);
+	mutex_unlock(&kprobe_mutex);
+	/*
+	 * Each unregister queued reap_work as it added its probe, under the
+	 * mutex, and a run takes every probe there when it starts: so the
+	 * run that takes the newest one has been queued by now, and one
+	 * flush waits it out.
+	 */
+	if (pending)
+		flush_work(&reap_work);
+}
+EXPORT_SYMBOL_GPL(kprobe_deferred_barrier);
