@@ -29,20 +29,26 @@ case $mode in
 	out=$repo/.build/initramfs-bench-$2.cpio.gz
 	root=$repo/.build/initramfs-bench-$2
 	mods=("$repo/.build/bench-mod-$2/kprobe_bench.ko"
-	      "$repo/.build/bench-mod-$2/kprobe_bench_fns.ko")
+	      "$repo/.build/bench-mod-$2/kprobe_bench_fns.ko"
+	      "$repo/.build/bench-mod-$2/kprobe_bench_gp.ko")
 	;;
 esac
+# The guest programs: the tests' for the test initramfs, kprobe_clients
+# (make bench's clients run) for the bench ones.
+names=()
+case $mode in
+'')      names=(kprobe_pmu textpoke kprobes_selftests) ;;
+--bench) names=(kprobe_clients) ;;
+esac
 progs=()
-if [ -z "$mode" ]; then
-	for name in kprobe_pmu textpoke kprobes_selftests; do
-		prog=$repo/.build/$name
-		if [ ! -x "$prog" ] || [ "$t/guest-progs/$name.c" -nt "$prog" ]; then
-			echo "  CC      .build/$name (static, for the guest)"
-			gcc -static -O2 -Wall -o "$prog" "$t/guest-progs/$name.c"
-		fi
-		progs+=("$prog")
-	done
-fi
+for name in "${names[@]}"; do
+	prog=$repo/.build/$name
+	if [ ! -x "$prog" ] || [ "$t/guest-progs/$name.c" -nt "$prog" ]; then
+		echo "  CC      .build/$name (static, for the guest)"
+		gcc -static -O2 -Wall -pthread -o "$prog" "$t/guest-progs/$name.c"
+	fi
+	progs+=("$prog")
+done
 # The tree's own ftrace selftests for kprobes, from the pristine source,
 # and the sample module one of them loads with modprobe.
 ftrace=$repo/.build/linux-source-6.12/tools/testing/selftests/ftrace
