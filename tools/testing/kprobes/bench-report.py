@@ -5,11 +5,15 @@
 Read the "BENCH-RUN <label>" and "BENCH <key> <value>" lines of the two
 bench consoles, print the comparison tables, write OUTDIR/bench.txt and
 plot the hit costs to OUTDIR/bench.png with gnuplot when it is there.
+The clients run (guest-progs/kprobe_clients.c) also prints
+"BENCH-SKIP <exp> <N|all> <rep|all> <reason>" for what it could not
+measure; the clients tables say so.
 """
 import datetime
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 
@@ -158,6 +162,128 @@ def layouts(ours, up, out):
         out("")
 
 
+CLIENT_EXPS = [
+    # experiment, label
+    ("perf_entry", "PMU entry"),
+    ("perf_entry_bpf", "PMU entry, BPF"),
+    ("perf_entry_link", "PMU entry, BPF link"),
+    ("perf_entry_bpf_threads", "PMU entry, BPF, 4 closing"),
+    ("perf_kret", "PMU kretprobe"),
+    ("perf_kret_bpf", "PMU kretprobe, BPF"),
+    ("perf_body", "PMU body"),
+    ("perf_body_bpf", "PMU body, BPF"),
+    ("perf_body_bpf_threads", "PMU body, BPF, 4 closing"),
+    ("events_remove", "kprobe_events, removed"),
+    ("events_clear", "kprobe_events, truncated"),
+]
+CLIENT_GPS = [("rcu", "rcu"), ("rcu_exp", "exp"), ("srcu_tp", "srcu"),
+              ("tasks_trace", "tt"), ("tasks_rude", "rude")]
+CLIENT_KEY = re.compile(r"^cl_(.+)_(\d+)_r(\d+)_(events|refused|attach_ns|attach_tsc|"
+                        r"detach_ns|detach_tsc|gp_\w+)$")
+
+
+def parse_skips(path):
+    """The clients run's BENCH-SKIP lines: (exp, N, rep, reason)."""
+    skips = []
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.strip().replace("\r", "")
+            m = re.search(r"BENCH-SKIP (\S+) (\S+) (\S+) (.*)$", line)
+            if m:
+                skips.append(m.groups())
+    return skips
+
+
+def client_reps(runs):
+    """{(exp, N): [{metric: value} per repetition with figures]}."""
+    reps = {}
+    for key, value in runs.get("clients", {}).items():
+        m = CLIENT_KEY.match(key)
+        if m:
+            exp, n, rep, metric = m.groups()
+            reps.setdefault((exp, int(n)), {}).setdefault(int(rep), {})[metric] = value
+    return {k: [v[r] for r in sorted(v)] for k, v in reps.items()}
+
+
+def per_event(reps, metric):
+    """Per-event values of @metric, one per repetition that has it."""
+    return [r[metric] / r["events"] for r in reps if r.get("events") and metric in r]
+
+
+def med(values):
+    return statistics.median(values) if values else None
+
+
+def clients(ours, up, skips, out):
+    """Events attached one at a time, then detached one at a time."""
+    o, u = client_reps(ours), client_reps(up)
+    if not o and not u and not any(skips):
+        return
+    known = [e for e, _ in CLIENT_EXPS]
+    labels = dict(CLIENT_EXPS)
+    exps = known + sorted({e for e, _ in list(o) + list(u)} - set(known))
+    # Every size measured or tried (a size may have failed everywhere).
+    tried = set(o) | set(u) | {(e, int(n)) for sk in skips for e, n, _, _ in sk
+                               if n.isdigit()}
+    exps += sorted({e for e, _ in tried} - set(exps))
+    rows = [(e, n) for e in exps for n in sorted({k[1] for k in tried if k[0] == e})]
+    out("")
+    out("Clients (guest-progs/kprobe_clients.c): N perf kprobe PMU events on N")
+    out("distinct functions (entry, kretprobe, or the instruction after the ftrace")
+    out("site), or N kprobe_events lines, attached one at a time, then detached one")
+    out("at a time (4 closing: by four threads at once; truncated: one truncating")
+    out("open), as bpftrace, perf, pwru and Tetragon do. Per event, microseconds")
+    out("(virtual: CLOCK_MONOTONIC; a grace period is idle time, which passes at")
+    out("real speed): the median of the repetitions, and their range; tsc: the")
+    out("ratio of the TSC medians.")
+    width = (31, 6)
+    out("%-31s %-6s %9s %9s %8s %14s %14s %6s" % (
+        "experiment, N", "phase", "ours", "upstream", "ratio", "ours range",
+        "upstream range", "tsc"))
+
+    def rng(values):
+        return "%.0f-%.0f" % (min(values) / 1e3, max(values) / 1e3) if values else "-"
+
+    for exp, n in rows:
+        ro, ru = o.get((exp, n), []), u.get((exp, n), [])
+        for phase in ("detach", "attach"):
+            vo, vu = per_event(ro, phase + "_ns"), per_event(ru, phase + "_ns")
+            to, tu = per_event(ro, phase + "_tsc"), per_event(ru, phase + "_tsc")
+            line = []
+            compare_row(line.append, "%s, %d" % (labels.get(exp, exp), n), width,
+                        phase, med(vo), med(vu), 1e3)
+            out("%s %14s %14s %6s" % (line[0], rng(vo), rng(vu), ratio(med(to), med(tu))))
+    out("")
+    out("Grace periods completed per detached event while detaching, median of the")
+    out("repetitions (anyone's: other users' count too): rcu normal, exp expedited,")
+    out("srcu tracepoint_srcu, tt Tasks Trace, rude Tasks Rude RCU; reps: the")
+    out("repetitions with figures; ref: functions refused on the way (median)")
+    cols = "".join("%6s" % short for _, short in CLIENT_GPS) + " %4s %4s" % ("reps", "ref")
+    out("%-31s %-40s %s" % ("", "ours", "upstream"))
+    out("%-31s%s %s" % ("experiment, N", cols, cols))
+    for exp, n in rows:
+        cells = []
+        for reps in (o.get((exp, n), []), u.get((exp, n), [])):
+            part = ""
+            for flavour, _ in CLIENT_GPS:
+                v = med(per_event(reps, "gp_" + flavour))
+                part += "%6s" % ("-" if v is None else "%.2f" % v)
+            refused = med([r["refused"] for r in reps if "refused" in r])
+            part += " %4d %4s" % (len(reps), "-" if refused is None else "%d" % refused)
+            cells.append(part)
+        out("%-31s%s %s" % ("%s, %d" % (labels.get(exp, exp), n), cells[0], cells[1]))
+    for who, sk in (("ours", skips[0]), ("upstream", skips[1])):
+        # One line per experiment, size and reason, with its repetitions.
+        seen = {}
+        for exp, n, rep, reason in sk:
+            seen.setdefault((exp, n, reason), []).append(
+                str(int(rep) + 1) if rep.isdigit() else rep)
+        for (exp, n, reason), reps in seen.items():
+            what = exp if n == "all" else "%s, N=%s, repetition%s %s" % (
+                exp, n, "s" if len(reps) > 1 else "", ", ".join(reps))
+            out("(%s: not measured: %s: %s)" % (who, what, reason))
+
+
 def main():
     ours, up = parse(sys.argv[1]), parse(sys.argv[2])
     version, outdir = sys.argv[3], sys.argv[4]
@@ -213,6 +339,7 @@ def main():
         if "scale_stopped_at" in runs:
             out("(%s: registering stopped at %d probes, after the time budget)"
                 % (who, runs["scale_stopped_at"]))
+    clients(ours, up, (parse_skips(sys.argv[1]), parse_skips(sys.argv[2])), out)
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)
     os.makedirs(outdir, exist_ok=True)
