@@ -19,10 +19,10 @@
 # time, as bpftrace, perf, pwru and Tetragon do, through the perf kprobe
 # PMU and kprobe_events, on as many functions; empty to skip),
 # BENCH_CLIENTS_REPS (its repetitions of each measurement),
-# BENCH_CLIENTS_BUDGET (seconds of virtual time after which it starts no
-# further repetition), BENCH_KERNELS (which kernels to build and boot:
-# "ours upstream"; the report reads the last console log of one not
-# booted).
+# BENCH_CLIENTS_BUDGET (seconds, virtual: a repetition after the first
+# starts only if it should end within them), BENCH_KERNELS (which
+# kernels to build and boot: "ours upstream"; the report reads the last
+# console log of one not booted).
 #
 # bench.sh coverage: only the coverage run (make coverage), into
 # out/coverage.txt.
