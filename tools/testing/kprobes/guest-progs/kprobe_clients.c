@@ -89,6 +89,7 @@
 #define KPROBE_EVENTS	TRACING "/kprobe_events"
 #define PMU		"/sys/bus/event_source/devices/kprobe"
 #define GP_FILE		"/sys/kernel/debug/kprobe_bench_gp"
+#define KPROBE_LIST	"/sys/kernel/debug/kprobes/list"
 
 #define MAX_SIZES	8
 #define MAX_N		10000
@@ -275,6 +276,60 @@ static int refusal(int err)
 {
 	return err == EINVAL || err == ENOENT || err == EILSEQ || err == EADDRNOTAVAIL ||
 	       err == EOPNOTSUPP || err == EBUSY || err == ENOTSUPP_KERNEL;
+}
+
+/* Lines in @path, or -1. */
+static int count_lines(const char *path)
+{
+	char buf[4096];
+	int fd = open(path, O_RDONLY | O_CLOEXEC), lines = 0;
+	ssize_t len, i;
+
+	if (fd < 0)
+		return -1;
+	while ((len = read(fd, buf, sizeof(buf))) > 0)
+		for (i = 0; i < len; i++)
+			lines += buf[i] == '\n';
+	close(fd);
+	return len < 0 ? -1 : lines;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static int base_probes = -1;	/* kprobes/list's lines before we start */
+
+/*
+ * Before each measurement: wait until the kprobes of the last one are
+ * gone from kprobes/list, unused ones included (the tree's optimizer
+ * frees an optimized probe a while after unregister_kprobe() returns,
+ * and a probe registered again at its address before that takes
+ * another path), so that no deferred work of one measurement runs in
+ * the next, nor its grace periods count there. At least 200 ms, at
+ * most 10 s; 1 s without kprobes/list.
+ */
+static void settle(void)
+{
+	int waited = 0, lines;
+
+	if (base_probes < 0) {
+		sleep_ms(1000);
+		return;
+	}
+	do {
+		sleep_ms(100);
+		waited += 100;
+		lines = count_lines(KPROBE_LIST);
+	} while (waited < 200 || (waited < 10000 && lines > base_probes));
+	if (lines > base_probes)
+		printf("clients: %d probes still listed after 10 s\n", lines - base_probes);
+	else if (waited > 1000)
+		printf("clients: %.1f s until the last probes were gone\n", waited / 1e3);
 }
 
 /* --- what the kernel has ------------------------------------------------ */
@@ -950,6 +1005,7 @@ static void measure(const struct experiment *e, int n, int rep, int reps)
 	char gps[160] = "";
 	int i, ret, len = 0;
 
+	settle();
 	memset(&r, 0, sizeof(r));
 	ret = e->kind == PERF ? run_perf(e, n, &r) : run_events(e, n, &r);
 	if (ret) {
@@ -1044,6 +1100,10 @@ int main(int argc, char **argv)
 		printf("BENCH-SKIP all all all %s\n", why);
 		return 1;
 	}
+	base_probes = count_lines(KPROBE_LIST);
+	if (base_probes < 0)
+		printf("clients: no %s (%s): 1 s between measurements\n", KPROBE_LIST,
+		       strerror(errno));
 	no_pmu = find_pmu();
 	no_bpf = no_pmu ? NULL : load_bpf();
 	no_events = check_events();
