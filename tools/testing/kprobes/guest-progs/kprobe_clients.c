@@ -305,13 +305,14 @@ static void sleep_ms(int ms)
 static int base_probes = -1;	/* kprobes/list's lines before we start */
 
 /*
- * Before each measurement: wait until the kprobes of the last one are
- * gone from kprobes/list, unused ones included (the tree's optimizer
- * frees an optimized probe a while after unregister_kprobe() returns,
- * and a probe registered again at its address before that takes
- * another path), so that no deferred work of one measurement runs in
- * the next, nor its grace periods count there. At least 200 ms, at
- * most 10 s; 1 s without kprobes/list.
+ * Before each measurement: let the last one's deferred work end, so that
+ * none of it runs in the next, nor do its grace periods count there.
+ * The tree's optimizer unoptimizes and frees an optimized probe some 5
+ * jiffies and a grace period after unregister_kprobe() returns (and a
+ * probe registered again at the address before that takes another path;
+ * the body experiments probe the same addresses), out of kprobes/list's
+ * sight. So: at least 500 ms, and until kprobes/list is as long as
+ * before the first measurement, at most 10 s; 1 s without kprobes/list.
  */
 static void settle(void)
 {
@@ -325,7 +326,7 @@ static void settle(void)
 		sleep_ms(100);
 		waited += 100;
 		lines = count_lines(KPROBE_LIST);
-	} while (waited < 200 || (waited < 10000 && lines > base_probes));
+	} while (waited < 500 || (waited < 10000 && lines > base_probes));
 	if (lines > base_probes)
 		printf("clients: %d probes still listed after 10 s\n", lines - base_probes);
 	else if (waited > 1000)
