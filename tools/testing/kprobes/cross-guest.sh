@@ -55,12 +55,12 @@ uk=$build/upstream-kunit-$arch
 mkdir -p "$uk"
 rsync -c "$build/upstream-kunit/test_kprobes_upstream.c" "$build/upstream-kunit/Kbuild" "$uk/"
 make -s -C "$build/src" O="$obj" CC="ccache ${cross}gcc" -j"${JOBS:-$(( $(nproc) + 1 ))}" M="$uk" modules
-# The selftests' module (modules/kprobe_callee.c, the one of modules/ that
-# every architecture builds), likewise.
+# The selftests' modules (modules/kprobe_callee.c and kprobe_deferred.c,
+# the ones of modules/ that every architecture builds), likewise.
 cm=$build/cross-modules-$arch
 mkdir -p "$cm"
-rsync -c "$t"/modules/kprobe_callee.c "$cm/"
-echo "obj-m += kprobe_callee.o" > "$cm/Kbuild.new"
+rsync -c "$t"/modules/kprobe_callee.c "$t"/modules/kprobe_deferred.c "$cm/"
+echo "obj-m += kprobe_callee.o kprobe_deferred.o" > "$cm/Kbuild.new"
 cmp -s "$cm/Kbuild.new" "$cm/Kbuild" 2>/dev/null && rm "$cm/Kbuild.new" || mv "$cm/Kbuild.new" "$cm/Kbuild"
 make -s -C "$build/src" O="$obj" CC="ccache ${cross}gcc" -j"${JOBS:-$(( $(nproc) + 1 ))}" M="$cm" modules
 

@@ -13,7 +13,7 @@ mods=("$obj/lib/test_kprobes.ko" "$obj/samples/kprobes/kprobe_example.ko"
       "$obj/samples/kprobes/kretprobe_example.ko" "$t/modules/kprobe_target.ko"
       "$t/modules/kprobe_twin_a.ko" "$t/modules/kprobe_twin_b.ko" "$t/modules/kprobe_storm.ko"
       "$t/modules/kprobe_notice.ko" "$t/modules/kprobe_pair.ko" "$t/modules/kprobe_ftrace_kill.ko"
-      "$t/modules/kprobe_callee.ko"
+      "$t/modules/kprobe_callee.ko" "$t/modules/kprobe_deferred.ko"
       "$repo/.build/upstream-kunit/test_kprobes_upstream.ko"
       "$obj/samples/livepatch/livepatch-sample.ko")
 # --bare: busybox and the scripts only, for kernels without modules.

@@ -9,6 +9,13 @@
  *                                entry (or return) while it forks 5 times
  *   kprobe_pmu bpf FUNC [ret]    attach a BPF program that counts hits in
  *                                an array map, fork 5 times, read the map
+ *   kprobe_pmu churn FUNC ROUNDS two threads each open an event on FUNC
+ *                                (entry and return in turn, at an entry),
+ *                                attach the
+ *                                BPF program, and close it ROUNDS times,
+ *                                while two others call getppid() without
+ *                                pause: events closed while their
+ *                                handlers and programs run on other CPUs
  *
  * Exits 0 when at least 5 hits were seen.
  */
@@ -22,6 +29,8 @@
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 
 #define FORKS 5
@@ -86,23 +95,12 @@ static long bpf(int cmd, union bpf_attr *attr)
 	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
 }
 
-static int count_with_bpf(int perf_fd, uint64_t *hits)
+/* A BPF kprobe program that counts its runs in @map_fd's element 0. */
+static int load_counter_prog(int map_fd)
 {
 	char log[4096] = "";
 	union bpf_attr attr;
-	uint32_t key = 0;
-	int map_fd, prog_fd;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.map_type = BPF_MAP_TYPE_ARRAY;
-	attr.key_size = sizeof(uint32_t);
-	attr.value_size = sizeof(uint64_t);
-	attr.max_entries = 1;
-	map_fd = bpf(BPF_MAP_CREATE, &attr);
-	if (map_fd < 0) {
-		perror("BPF_MAP_CREATE");
-		return -1;
-	}
+	int prog_fd;
 
 	struct bpf_insn prog[] = {
 		/* r1 = map */
@@ -135,15 +133,30 @@ static int count_with_bpf(int perf_fd, uint64_t *hits)
 	if (prog_fd < 0) {
 		perror("BPF_PROG_LOAD");
 		fprintf(stderr, "%s\n", log);
-		return -1;
 	}
-	if (ioctl(perf_fd, PERF_EVENT_IOC_SET_BPF, prog_fd)) {
-		perror("PERF_EVENT_IOC_SET_BPF");
-		return -1;
-	}
-	ioctl(perf_fd, PERF_EVENT_IOC_ENABLE, 0);
-	fork_some();
-	ioctl(perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+	return prog_fd;
+}
+
+static int create_counter_map(void)
+{
+	union bpf_attr attr;
+	int map_fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_type = BPF_MAP_TYPE_ARRAY;
+	attr.key_size = sizeof(uint32_t);
+	attr.value_size = sizeof(uint64_t);
+	attr.max_entries = 1;
+	map_fd = bpf(BPF_MAP_CREATE, &attr);
+	if (map_fd < 0)
+		perror("BPF_MAP_CREATE");
+	return map_fd;
+}
+
+static int read_counter(int map_fd, uint64_t *hits)
+{
+	union bpf_attr attr;
+	uint32_t key = 0;
 
 	memset(&attr, 0, sizeof(attr));
 	attr.map_fd = map_fd;
@@ -153,7 +166,101 @@ static int count_with_bpf(int perf_fd, uint64_t *hits)
 		perror("BPF_MAP_LOOKUP_ELEM");
 		return -1;
 	}
+	return 0;
+}
+
+static int count_with_bpf(int perf_fd, uint64_t *hits)
+{
+	int map_fd, prog_fd;
+
+	map_fd = create_counter_map();
+	if (map_fd < 0)
+		return -1;
+	prog_fd = load_counter_prog(map_fd);
+	if (prog_fd < 0)
+		return -1;
+	if (ioctl(perf_fd, PERF_EVENT_IOC_SET_BPF, prog_fd)) {
+		perror("PERF_EVENT_IOC_SET_BPF");
+		return -1;
+	}
+	ioctl(perf_fd, PERF_EVENT_IOC_ENABLE, 0);
+	fork_some();
+	ioctl(perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+
+	if (read_counter(map_fd, hits))
+		return -1;
 	close(prog_fd);
+	close(map_fd);
+	return 0;
+}
+
+/* ---- churn ---------------------------------------------------------------- */
+
+static volatile int churning;
+static const char *churn_func;
+static int churn_rounds, churn_prog;
+static int churn_failed;
+
+static void *call_getppid(void *arg __attribute__((unused)))
+{
+	while (churning)
+		syscall(__NR_getppid);
+	return NULL;
+}
+
+static void *open_and_close(void *arg __attribute__((unused)))
+{
+	struct timespec pause = { 0, 2 * 1000 * 1000 };
+	char func[128];
+	int i, fd;
+
+	for (i = 0; i < churn_rounds; i++) {
+		snprintf(func, sizeof(func), "%s", churn_func);
+		/* A return probe in every other round, at an entry only. */
+		fd = open_kprobe_event(func, (i & 1) && !strchr(churn_func, '+'));
+		if (fd < 0 || ioctl(fd, PERF_EVENT_IOC_SET_BPF, churn_prog) ||
+		    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
+			perror("churn: open, attach or enable");
+			__atomic_store_n(&churn_failed, 1, __ATOMIC_RELAXED);
+			if (fd >= 0)
+				close(fd);
+			break;
+		}
+		nanosleep(&pause, NULL);
+		/* Closed enabled, its program running on the other CPUs. */
+		close(fd);
+	}
+	return NULL;
+}
+
+static int churn(const char *func, int rounds, uint64_t *hits)
+{
+	pthread_t callers[2], closers[2];
+	int map_fd, i;
+
+	map_fd = create_counter_map();
+	if (map_fd < 0)
+		return -1;
+	churn_prog = load_counter_prog(map_fd);
+	if (churn_prog < 0)
+		return -1;
+	churn_func = func;
+	churn_rounds = rounds;
+	churning = 1;
+	for (i = 0; i < 2; i++)
+		if (pthread_create(&callers[i], NULL, call_getppid, NULL))
+			return -1;
+	for (i = 0; i < 2; i++)
+		if (pthread_create(&closers[i], NULL, open_and_close, NULL))
+			return -1;
+	for (i = 0; i < 2; i++)
+		pthread_join(closers[i], NULL);
+	churning = 0;
+	for (i = 0; i < 2; i++)
+		pthread_join(callers[i], NULL);
+	if (churn_failed || read_counter(map_fd, hits))
+		return -1;
+	close(churn_prog);
 	close(map_fd);
 	return 0;
 }
@@ -164,8 +271,17 @@ int main(int argc, char **argv)
 	int fd, ret;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s count|bpf FUNC [ret]\n", argv[0]);
+		fprintf(stderr, "usage: %s count|bpf FUNC [ret] | churn FUNC ROUNDS\n", argv[0]);
 		return 2;
+	}
+	if (!strcmp(argv[1], "churn")) {
+		int rounds = argc > 3 ? atoi(argv[3]) : 50;
+
+		if (churn(argv[2], rounds, &hits))
+			return 1;
+		printf("churn %s: %d events opened and closed, %llu program runs\n",
+		       argv[2], 2 * rounds, (unsigned long long)hits);
+		return hits >= FORKS ? 0 : 1;
 	}
 	ret = argc > 3 && !strcmp(argv[3], "ret");
 	fd = open_kprobe_event(argv[2], ret);

@@ -491,6 +491,28 @@ static int t_disabled_roundtrip(void)
 	return step(!put(T "/kprobe_events", "-:kptest/dis\n", 1), "removed") && ok;
 }
 
+/*
+ * modules/kprobe_deferred.ko unregisters its probes without waiting, into
+ * release functions of its own, and is unloaded at once: its exit waits
+ * for every release (kprobe_deferred_barrier()), and none is listed.
+ */
+static int t_deferred_module(void)
+{
+	int listed, ok;
+
+	if (!have_modules)
+		return skip(NO_MODULES);
+	listed = lines_with(D "/list", "kernel_clone", NULL);
+	if (insmod("kprobe_deferred", ""))
+		return 0;
+	ok = step(!rmmod("kprobe_deferred"), "unloaded at once");
+	ok &= step(count_log("kprobe_deferred: 32 of 32 deferred") == 1, "32 deferred");
+	ok &= step(count_log("kprobe_deferred: 32 of 32 released at exit") == 1,
+		   "all released before its exit returned");
+	return step(lines_with(D "/list", "kernel_clone", NULL) == listed, "none listed") &&
+	       ok;
+}
+
 /* kprobe_events refuses what our core refuses. */
 static int t_refuse(const char *def)
 {
@@ -848,6 +870,7 @@ static void selftests(void)
 	       t_refuse("p:kptest/bad no_such_symbol_for_kprobes\n"));
 	report("events_refuse_midinsn", t_refuse("p:kptest/bad kernel_clone+1\n"));
 	report("module_probe_gone_on_unload", t_module_gone());
+	report("deferred_released_before_module_exit", t_deferred_module());
 	report("stats_count_hits", t_stats());
 	report("gone_site_revived", t_revive());
 	report("optimized_probe_event", t_optimized());

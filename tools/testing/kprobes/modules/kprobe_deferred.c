@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kprobe_deferred: kprobes and kretprobes on kernel_clone() unregistered
+ * without waiting (unregister_kprobe_deferred()), released into this
+ * module's own code, which frees them; the guest selftests unload the
+ * module at once, and its exit waits for the releases with
+ * kprobe_deferred_barrier(). It logs how many were released by then.
+ */
+#include <linux/atomic.h>
+#include <linux/kprobes.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+
+#define NR_EACH	16
+
+static atomic_t released;
+static int deferred;
+
+static int deferred_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	return 0;
+}
+
+static int deferred_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	return 0;
+}
+
+static void release_kprobe(struct kprobe *p)
+{
+	kfree(p);
+	atomic_inc(&released);
+}
+
+static void release_kretprobe(struct kretprobe *rp)
+{
+	kfree(rp);
+	atomic_inc(&released);
+}
+
+static void defer_kprobe(void)
+{
+	struct kprobe *p = kzalloc(sizeof(*p), GFP_KERNEL);
+
+	if (!p)
+		return;
+	p->symbol_name = "kernel_clone";
+	p->pre_handler = deferred_pre;
+	if (register_kprobe(p)) {
+		kfree(p);
+		return;
+	}
+	if (unregister_kprobe_deferred(p, release_kprobe)) {
+		unregister_kprobe(p);
+		kfree(p);
+		return;
+	}
+	deferred++;
+}
+
+static void defer_kretprobe(void)
+{
+	struct kretprobe *rp = kzalloc(sizeof(*rp), GFP_KERNEL);
+
+	if (!rp)
+		return;
+	rp->kp.symbol_name = "kernel_clone";
+	rp->handler = deferred_ret;
+	if (register_kretprobe(rp)) {
+		kfree(rp);
+		return;
+	}
+	if (unregister_kretprobe_deferred(rp, release_kretprobe)) {
+		unregister_kretprobe(rp);
+		kfree(rp);
+		return;
+	}
+	deferred++;
+}
+
+static int __init kprobe_deferred_init(void)
+{
+	int i;
+
+	for (i = 0; i < NR_EACH; i++) {
+		defer_kprobe();
+		defer_kretprobe();
+	}
+	pr_info("kprobe_deferred: %d of %d deferred\n", deferred, 2 * NR_EACH);
+	return 0;
+}
+
+static void __exit kprobe_deferred_exit(void)
+{
+	kprobe_deferred_barrier();
+	pr_info("kprobe_deferred: %d of %d released at exit\n",
+		atomic_read(&released), deferred);
+}
+
+module_init(kprobe_deferred_init);
+module_exit(kprobe_deferred_exit);
+MODULE_DESCRIPTION("kprobes unregistered without waiting, released into a module that goes at once");
+MODULE_LICENSE("GPL");
