@@ -3817,8 +3817,13 @@ static void test_deferred_unregister(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, target(rand1), rand1 / DIV_FACTOR);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
 	KUNIT_EXPECT_EQ(test, -EINVAL, unregister_kprobe_deferred(&kp, count_release));
-	/* The synchronous unregister leaves a pending probe alone. */
+	/*
+	 * The synchronous unregister leaves a pending probe alone: its hit
+	 * counter, which a handler still running may count into, stays
+	 * until its release.
+	 */
 	unregister_kprobe(&kp);
+	KUNIT_EXPECT_NOT_NULL(test, kp.nhit);
 
 	kprobe_deferred_barrier();
 	KUNIT_EXPECT_EQ(test, atomic_read(&released), 1);
@@ -3872,6 +3877,8 @@ static void test_deferred_waits_for_readers(struct kunit *test)
 	msleep(100);
 	KUNIT_EXPECT_EQ(test, atomic_read(&released), 0);
 	KUNIT_EXPECT_EQ(test, -EBUSY, register_kprobe(&kp));
+	/* Refused, and its counter kept (register's error path gives back the failed probe's). */
+	KUNIT_EXPECT_NOT_NULL(test, kp.nhit);
 
 	kthread_stop(reader);
 	kprobe_deferred_barrier();
