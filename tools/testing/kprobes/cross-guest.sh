@@ -7,7 +7,8 @@
 # .build/console-ARCH.log: /init (guest-progs/kprobes_selftests.c) loads
 # both KUnit suites, runs the selftests that are not x86's and powers off.
 # ktap-summary.py reads it. With "demo", the samples are shown at work
-# instead (.build/console-demo-ARCH.log).
+# instead (.build/console-demo-ARCH.log); with "build", the kernel,
+# modules and initramfs are built and nothing is booted.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../../.." && pwd)
 t=$repo/tools/testing/kprobes
@@ -73,6 +74,7 @@ mkdir -p "$root"/{proc,sys,dev,lib/modules/kprobes}
 cp "$obj"/samples/kprobes/*.ko "$obj/lib/test_kprobes.ko" "$uk/test_kprobes_upstream.ko" \
 	"$cm"/*.ko "$root/lib/modules/kprobes/"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$build/initramfs-$arch.cpio.gz"
+[ "$mode" = build ] && exit 0
 
 if [ "$mode" = demo ]; then
 	log=$build/console-demo-$arch.log append="kpdemo"
