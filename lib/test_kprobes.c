@@ -2748,7 +2748,7 @@ static void test_kretprobe_deferred_in_flight(struct kunit *test)
 	t = kthread_run(sleeper_thread, NULL, "kprobes-sleeper");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
 	wait_for_completion(&sleeper_entered);
-	KUNIT_EXPECT_EQ(test, 0, unregister_kretprobe_deferred(rp, free_released_rp));
+	KUNIT_EXPECT_EQ(test, 0, kretprobe_unregister_deferred(rp, free_released_rp));
 	kprobe_deferred_barrier();
 	KUNIT_EXPECT_EQ(test, atomic_read(&rp_released), 1);
 	complete(&sleeper_go);
@@ -3796,7 +3796,7 @@ static unsigned long rcu_gps_completed(void)
 #endif
 
 /*
- * unregister_kprobe_deferred(): no hit after it returns, the probe back
+ * kprobe_unregister_deferred(): no hit after it returns, the probe back
  * through its callback, once, then registrable again; a probe not
  * registered, or deferred twice, is refused with -EINVAL and never
  * released.
@@ -3812,11 +3812,11 @@ static void test_deferred_unregister(struct kunit *test)
 	target(rand1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
 
-	KUNIT_EXPECT_EQ(test, 0, unregister_kprobe_deferred(&kp, count_release));
+	KUNIT_EXPECT_EQ(test, 0, kprobe_unregister_deferred(&kp, count_release));
 	KUNIT_EXPECT_NULL(test, probe_at(kp.addr));
 	KUNIT_EXPECT_EQ(test, target(rand1), rand1 / DIV_FACTOR);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
-	KUNIT_EXPECT_EQ(test, -EINVAL, unregister_kprobe_deferred(&kp, count_release));
+	KUNIT_EXPECT_EQ(test, -EINVAL, kprobe_unregister_deferred(&kp, count_release));
 	/*
 	 * The synchronous unregister leaves a pending probe alone: its hit
 	 * counter, which a handler still running may count into, stays
@@ -3830,16 +3830,16 @@ static void test_deferred_unregister(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, released_probe, &kp);
 
 	init_probe(&never, (void *)kprobe_target2, NULL, 0, count_pre, NULL);
-	KUNIT_EXPECT_EQ(test, -EINVAL, unregister_kprobe_deferred(&never, count_release));
+	KUNIT_EXPECT_EQ(test, -EINVAL, kprobe_unregister_deferred(&never, count_release));
 	KUNIT_EXPECT_NULL(test, never.addr);
-	KUNIT_EXPECT_EQ(test, -EINVAL, unregister_kprobe_deferred(NULL, count_release));
+	KUNIT_EXPECT_EQ(test, -EINVAL, kprobe_unregister_deferred(NULL, count_release));
 
 	/* Released: registrable again, and unregistered with no callback. */
 	init_probe(&kp, (void *)kprobe_target, NULL, 0, count_pre, NULL);
 	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
 	target(rand1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
-	KUNIT_EXPECT_EQ(test, 0, unregister_kprobe_deferred(&kp, NULL));
+	KUNIT_EXPECT_EQ(test, 0, kprobe_unregister_deferred(&kp, NULL));
 	kprobe_deferred_barrier();
 	KUNIT_EXPECT_EQ(test, atomic_read(&released), 1);
 	KUNIT_EXPECT_NULL(test, probe_at(kp.addr));
@@ -3870,7 +3870,7 @@ static void test_deferred_waits_for_readers(struct kunit *test)
 	}
 	wait_for_completion(&started);
 
-	KUNIT_EXPECT_EQ(test, 0, unregister_kprobe_deferred(&kp, count_release));
+	KUNIT_EXPECT_EQ(test, 0, kprobe_unregister_deferred(&kp, count_release));
 	KUNIT_EXPECT_NULL(test, probe_at(kp.addr));
 	target(rand1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 0);
@@ -3913,7 +3913,7 @@ static void test_deferred_shares_grace_periods(struct kunit *test)
 
 	gps = rcu_gps_completed();
 	for (i = 0; i < DEFERRED_MANY; i++)
-		ok += !unregister_kprobe_deferred(&kps[i], count_release);
+		ok += !kprobe_unregister_deferred(&kps[i], count_release);
 	target(rand1);
 	kprobe_deferred_barrier();
 	gps = rcu_gps_completed() - gps;
@@ -3939,7 +3939,7 @@ static void test_deferred_mixed_on_aggregate(struct kunit *test)
 	init_probe(&a, (void *)kprobe_target, NULL, 0, count_pre, NULL);
 	init_probe(&b, (void *)kprobe_target, NULL, 0, count_pre2, NULL);
 	KUNIT_ASSERT_EQ(test, 0, register_kprobes((struct kprobe *[]){ &a, &b }, 2));
-	KUNIT_EXPECT_EQ(test, 0, unregister_kprobe_deferred(&a, count_release));
+	KUNIT_EXPECT_EQ(test, 0, kprobe_unregister_deferred(&a, count_release));
 	target(rand1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 0);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 1);

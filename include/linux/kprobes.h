@@ -261,9 +261,9 @@ void unregister_kretprobe(struct kretprobe *rp);
 int register_kretprobes(struct kretprobe **rps, int num);
 void unregister_kretprobes(struct kretprobe **rps, int num);
 
-int unregister_kprobe_deferred(struct kprobe *p,
+int kprobe_unregister_deferred(struct kprobe *p,
 			       void (*release)(struct kprobe *p));
-int unregister_kretprobe_deferred(struct kretprobe *rp,
+int kretprobe_unregister_deferred(struct kretprobe *rp,
 				  void (*release)(struct kretprobe *rp));
 void kprobe_deferred_barrier(void);
 
@@ -357,13 +357,13 @@ static inline void unregister_kretprobes(struct kretprobe **rps, int num)
 {
 }
 
-static inline int unregister_kprobe_deferred(struct kprobe *p,
+static inline int kprobe_unregister_deferred(struct kprobe *p,
 					     void (*release)(struct kprobe *p))
 {
 	return -EOPNOTSUPP;
 }
 
-static inline int unregister_kretprobe_deferred(struct kretprobe *rp,
+static inline int kretprobe_unregister_deferred(struct kretprobe *rp,
 						void (*release)(struct kretprobe *rp))
 {
 	return -EOPNOTSUPP;

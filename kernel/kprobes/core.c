@@ -24,7 +24,7 @@
  *   (unregistered) --register_kprobes()--> ENABLED, or DISABLED if asked
  *   ENABLED --disable_kprobe()--> DISABLED --enable_kprobe()--> ENABLED
  *   (any registered state) --unregister_kprobes()--> (unregistered)
- *   (any registered state) --unregister_kprobe_deferred()--> RELEASING
+ *   (any registered state) --kprobe_unregister_deferred()--> RELEASING
  *     --its grace period, reap_work--> (unregistered), release() called
  *   ENABLED/DISABLED --its text is freed--> GONE (gone.c)
  *
@@ -1077,7 +1077,7 @@ static void unregister_locked(struct kprobe **kps, int num);
  * symbol, an address in no symbol or a module going away; -EOPNOTSUPP
  * for an instruction the arch cannot execute out of line; -EAGAIN before
  * kprobes are initialized; -EBUSY for a probe unregistered by
- * unregister_kprobe_deferred() and not released yet; -EBUSY or -ENODEV
+ * kprobe_unregister_deferred() and not released yet; -EBUSY or -ENODEV
  * when ftrace cannot take a probe on its site (another ftrace user that may change the IP, such
  * as a livepatch, holds the function; ftrace is dead); -ENOMEM.
  */

@@ -6,7 +6,7 @@
  * its caller may free the probe: a CPU may still be running its
  * handlers when it leaves the table. A client that takes probes down
  * one at a time (a perf event closed, a kprobe_events line removed)
- * then waits for one grace period per probe. unregister_kprobe_deferred()
+ * then waits for one grace period per probe. kprobe_unregister_deferred()
  * takes the probe out as unregister_kprobe() does and returns at once;
  * the probe goes back to its owner through a callback after that grace
  * period, and probes unregistered meanwhile share it.
@@ -63,7 +63,7 @@ struct kprobe_deferred *kprobe_deferred_alloc(struct kprobe *p,
  * Take d->p out of the table and queue @d for its release. Return: 0, or
  * -EINVAL when d->p was not registered (the caller still owns @d).
  */
-int kprobe_unregister_deferred(struct kprobe_deferred *d)
+int kprobe_defer_unregister(struct kprobe_deferred *d)
 {
 	struct kprobe_batch b;
 	bool unhooked;
@@ -127,7 +127,7 @@ static void kprobe_deferred_done(struct kprobe_deferred *d)
 }
 
 /**
- * unregister_kprobe_deferred() - unregister a probe without waiting
+ * kprobe_unregister_deferred() - unregister a probe without waiting
  * @p: the probe
  * @release: called once no CPU runs @p's handlers and the core holds no
  *	pointer into @p (so it may free @p); may be NULL
@@ -150,7 +150,7 @@ static void kprobe_deferred_done(struct kprobe_deferred *d)
  * unregistered; -ENOMEM, and nothing was done. @release is not called
  * after an error.
  */
-int unregister_kprobe_deferred(struct kprobe *p, void (*release)(struct kprobe *p))
+int kprobe_unregister_deferred(struct kprobe *p, void (*release)(struct kprobe *p))
 {
 	struct kprobe_deferred *d;
 	int ret;
@@ -161,18 +161,18 @@ int unregister_kprobe_deferred(struct kprobe *p, void (*release)(struct kprobe *
 	if (!d)
 		return -ENOMEM;
 	d->kp_release = release;
-	ret = kprobe_unregister_deferred(d);
+	ret = kprobe_defer_unregister(d);
 	if (ret)
 		kfree(d);
 	return ret;
 }
-EXPORT_SYMBOL_GPL(unregister_kprobe_deferred);
+EXPORT_SYMBOL_GPL(kprobe_unregister_deferred);
 
 /**
  * kprobe_deferred_barrier() - wait for every deferred release asked for
  *
  * Returns once the release callback of every probe unregistered by
- * unregister_kprobe_deferred() or unregister_kretprobe_deferred() before
+ * kprobe_unregister_deferred() or kretprobe_unregister_deferred() before
  * this call has returned. For module exit and for tests.
  *
  * Context: process context, may sleep; not from a release callback.

@@ -425,7 +425,7 @@ void kprobe_release_dying_sites(struct list_head *sites,
 
 struct kprobe_deferred *kprobe_deferred_alloc(struct kprobe *p,
 					      void (*done)(struct kprobe_deferred *d));
-int kprobe_unregister_deferred(struct kprobe_deferred *d);
+int kprobe_defer_unregister(struct kprobe_deferred *d);
 bool kprobe_deferred_pending(struct kprobe *p);
 
 /* ---- arming.c ----------------------------------------------------------- */

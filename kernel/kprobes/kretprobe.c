@@ -633,22 +633,22 @@ static void kretprobe_deferred_done(struct kprobe_deferred *d)
 }
 
 /**
- * unregister_kretprobe_deferred() - unregister a return probe without
+ * kretprobe_unregister_deferred() - unregister a return probe without
  * waiting
  * @rp: the probe
  * @release: called once no CPU runs @rp's handlers and neither the core
  *	nor a call in flight holds a pointer into @rp; may be NULL
  *
- * As unregister_kprobe_deferred(), for a return probe: no entry or return
+ * As kprobe_unregister_deferred(), for a return probe: no entry or return
  * handler of @rp starts after this returns; calls in flight still return
  * to their callers. Their instances are freed, as with
  * unregister_kretprobe(), before @release is called.
  *
- * Context: as unregister_kprobe_deferred().
+ * Context: as kprobe_unregister_deferred().
  *
- * Return: as unregister_kprobe_deferred().
+ * Return: as kprobe_unregister_deferred().
  */
-int unregister_kretprobe_deferred(struct kretprobe *rp,
+int kretprobe_unregister_deferred(struct kretprobe *rp,
 				  void (*release)(struct kretprobe *rp))
 {
 	struct kprobe_deferred *d;
@@ -661,9 +661,9 @@ int unregister_kretprobe_deferred(struct kretprobe *rp,
 		return -ENOMEM;
 	d->rp_release = release;
 	kretprobe_stop(rp);
-	ret = kprobe_unregister_deferred(d);
+	ret = kprobe_defer_unregister(d);
 	if (ret)
 		kfree(d);
 	return ret;
 }
-EXPORT_SYMBOL_GPL(unregister_kretprobe_deferred);
+EXPORT_SYMBOL_GPL(kretprobe_unregister_deferred);

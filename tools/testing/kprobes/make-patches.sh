@@ -284,7 +284,7 @@ caller may free the probe. Clients that take probes down one at a time
 bpftrace, perf, pwru and Tetragon do) wait for one grace period per
 probe, and detaching a few hundred probes takes seconds.
 
-Add unregister_kprobe_deferred() and unregister_kretprobe_deferred():
+Add kprobe_unregister_deferred() and kretprobe_unregister_deferred():
 the probe leaves its site as with unregister_kprobe(), so that no
 handler of it starts after the call returns, and the call returns at
 once. The probe goes back to its owner through a callback, from a work

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kprobe_deferred: kprobes and kretprobes on kernel_clone() unregistered
- * without waiting (unregister_kprobe_deferred()), released into this
+ * without waiting (kprobe_unregister_deferred()), released into this
  * module's own code, which frees them; the guest selftests unload the
  * module at once, and its exit waits for the releases with
  * kprobe_deferred_barrier(). It logs how many were released by then.
@@ -50,7 +50,7 @@ static void defer_kprobe(void)
 		kfree(p);
 		return;
 	}
-	if (unregister_kprobe_deferred(p, release_kprobe)) {
+	if (kprobe_unregister_deferred(p, release_kprobe)) {
 		unregister_kprobe(p);
 		kfree(p);
 		return;
@@ -70,7 +70,7 @@ static void defer_kretprobe(void)
 		kfree(rp);
 		return;
 	}
-	if (unregister_kretprobe_deferred(rp, release_kretprobe)) {
+	if (kretprobe_unregister_deferred(rp, release_kretprobe)) {
 		unregister_kretprobe(rp);
 		kfree(rp);
 		return;
