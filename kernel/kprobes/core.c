@@ -1078,8 +1078,9 @@ static void unregister_locked(struct kprobe **kps, int num);
  * for an instruction the arch cannot execute out of line; -EAGAIN before
  * kprobes are initialized; -EBUSY for a probe unregistered by
  * kprobe_unregister_deferred() and not released yet; -EBUSY or -ENODEV
- * when ftrace cannot take a probe on its site (another ftrace user that may change the IP, such
- * as a livepatch, holds the function; ftrace is dead); -ENOMEM.
+ * when ftrace cannot take a probe on its site (another ftrace user that
+ * may change the IP, such as a livepatch, holds the function; ftrace is
+ * dead); -ENOMEM.
  */
 int register_kprobes(struct kprobe **kps, int num)
 {
