@@ -849,6 +849,51 @@ static void test_kprobe_ftrace_site(struct kunit *test)
 #endif
 }
 
+/*
+ * A probe at a function's entry that is disabled or unregistered leaves
+ * its ip in our plain ftrace filter for a while (one ftrace update for
+ * many closing events): a probe armed there meanwhile must be reached
+ * once per call, whichever of our two ftrace_ops it goes into, and one
+ * disabled and enabled again must fire again.
+ */
+static void test_ftrace_removal_waits(struct kunit *test)
+{
+	struct kprobe kp;
+
+	init_probe(&kp, NULL, FTRACE_TARGET, 0, ftrace_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	ns_to_timespec64(1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	/* Out of the plain ops, into the IPMODIFY one (a post_handler). */
+	unregister_kprobe(&kp);
+	ns_to_timespec64(1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	init_probe(&kp, NULL, FTRACE_TARGET, 0, ftrace_pre, ftrace_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	ns_to_timespec64(1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
+	unregister_kprobe(&kp);
+
+	/* Disabled, then enabled again while its ip waits to leave. */
+	init_probe(&kp, NULL, FTRACE_TARGET, 0, ftrace_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, 0, disable_kprobe(&kp));
+	ns_to_timespec64(1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
+	KUNIT_EXPECT_EQ(test, 0, enable_kprobe(&kp));
+	ns_to_timespec64(1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 3);
+	/* Unregistered, and a new probe there while its ip waits to leave. */
+	unregister_kprobe(&kp);
+	init_probe(&kp, NULL, FTRACE_TARGET, 0, ftrace_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	ns_to_timespec64(1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 4);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
+}
+
 static int ftrace_recurse_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	if (current == test_task)
@@ -4348,6 +4393,7 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_kprobes_batch_rollback),
 	KUNIT_CASE(test_kprobe_ftrace_site),
 	KUNIT_CASE(test_recursion_missed_ftrace),
+	KUNIT_CASE(test_ftrace_removal_waits),
 	KUNIT_CASE(test_refuse_bad_arguments),
 	KUNIT_CASE(test_refuse_not_text),
 	KUNIT_CASE(test_refuse_blacklisted),

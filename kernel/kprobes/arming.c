@@ -135,7 +135,16 @@ static int ftrace_filter_update(int kind, unsigned long *ips, unsigned int nr,
 		if (*users == nr)
 			unregister_ftrace_function(ops);
 		*users -= nr;
-		return ftrace_set_filter_ips(ops, ips, nr, 1, 0);
+		ret = ftrace_set_filter_ips(ops, ips, nr, 1, 0);
+		/*
+		 * One ip that ftrace no longer knows (its text went) makes
+		 * it refuse them all: take out the others one at a time.
+		 */
+		if (ret && nr > 1) {
+			while (nr--)
+				ftrace_set_filter_ips(ops, &ips[nr], 1, 1, 0);
+		}
+		return ret;
 	}
 
 	ret = ftrace_set_filter_ips(ops, ips, nr, 0, 0);
@@ -152,6 +161,137 @@ static int ftrace_filter_update(int kind, unsigned long *ips, unsigned int nr,
 	return 0;
 }
 
+/*
+ * Ips that left the plain filter's sites but not yet the filter. Closing
+ * perf or BPF events one at a time disables, then unregisters, one probe
+ * at a function's entry per call: taking its ip out of the filter at
+ * once would cost each call an ftrace update (text writes, and a wait
+ * for every CPU), most of its time. Such an ip is not needed out at
+ * once: no enabled probe is left there (see ftrace_removal_may_wait()),
+ * so the calls ftrace still makes to kprobe_ftrace_handler() there find
+ * none and return. stale_work takes all of them out in one update a
+ * little later, and text about to go takes them out at once
+ * (kprobe_ftrace_flush_stale()). An ip armed again in the meantime
+ * just leaves this list; one armed in the other ops first has the list
+ * flushed, so that no call reaches our handler twice. Only the plain
+ * ops waits: the IPMODIFY one would keep a livepatch off the function.
+ * Each ip here is still counted in kprobe_ftrace_users[PLAIN]. Under
+ * kprobe_mutex.
+ */
+static struct {
+	unsigned long *ips;
+	unsigned int nr;
+	unsigned int max;
+} ftrace_stale;
+
+#define FTRACE_STALE_DELAY	(HZ / 10)
+
+static void stale_work_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(stale_work, stale_work_fn);
+
+/* No probe at @ip that ftrace must stop calling now: see ftrace_stale. */
+static bool ftrace_removal_may_wait(unsigned long ip)
+{
+	struct kprobe *site = get_kprobe((void *)ip);
+
+	/* Probes switched off all at once are not disabled: they must go now. */
+	return !site || kprobe_disabled(site) || kprobe_site_dying(site);
+}
+
+static int stale_find(unsigned long ip)
+{
+	unsigned int i;
+
+	for (i = 0; i < ftrace_stale.nr; i++) {
+		if (ftrace_stale.ips[i] == ip)
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * Keep in the filter those of the @nr ips to remove that may wait, and
+ * return how many must go now, moved to the front of @ips.
+ */
+static unsigned int stale_keep(unsigned long *ips, unsigned int nr)
+{
+	unsigned int i, now = 0, n;
+	unsigned long *grown;
+
+	if (ftrace_stale.nr + nr > ftrace_stale.max) {
+		n = max(ftrace_stale.nr + nr, 2 * ftrace_stale.max);
+		grown = krealloc_array(ftrace_stale.ips, n, sizeof(*grown), GFP_KERNEL);
+		if (!grown)
+			return nr;
+		ftrace_stale.ips = grown;
+		ftrace_stale.max = n;
+	}
+	for (i = 0; i < nr; i++) {
+		if (ftrace_removal_may_wait(ips[i]))
+			ftrace_stale.ips[ftrace_stale.nr++] = ips[i];
+		else
+			ips[now++] = ips[i];
+	}
+	if (ftrace_stale.nr)
+		schedule_delayed_work(&stale_work, FTRACE_STALE_DELAY);
+	return now;
+}
+
+/*
+ * Of the @nr ips to add to the plain filter, those still in it drop off
+ * the stale list and need no update; return how many do, the others
+ * moved to the front of @ips.
+ */
+static unsigned int stale_reuse(unsigned long *ips, unsigned int nr)
+{
+	unsigned int i, left = 0;
+	int at;
+
+	for (i = 0; i < nr; i++) {
+		at = stale_find(ips[i]);
+		if (at < 0) {
+			ips[left++] = ips[i];
+			continue;
+		}
+		ftrace_stale.ips[at] = ftrace_stale.ips[--ftrace_stale.nr];
+	}
+	return left;
+}
+
+/* Does any of these @nr ips, about to go into the IPMODIFY ops, wait here? */
+static bool stale_holds_any(const unsigned long *ips, unsigned int nr)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr && ftrace_stale.nr; i++) {
+		if (stale_find(ips[i]) >= 0)
+			return true;
+	}
+	return false;
+}
+
+/**
+ * kprobe_ftrace_flush_stale() - take the stale ips out of the plain filter
+ *
+ * In one ftrace update; before text is freed, because ftrace forgets its
+ * sites there, and from stale_work. kprobe_mutex held, no text lock.
+ */
+void kprobe_ftrace_flush_stale(void)
+{
+	lockdep_assert_held(&kprobe_mutex);
+	if (!ftrace_stale.nr)
+		return;
+	ftrace_filter_update(KPROBE_FTRACE_PLAIN, ftrace_stale.ips, ftrace_stale.nr, true);
+	ftrace_stale.nr = 0;
+}
+
+static void stale_work_fn(struct work_struct *work)
+{
+	mutex_lock(&kprobe_mutex);
+	kprobe_ftrace_flush_stale();
+	mutex_unlock(&kprobe_mutex);
+}
+
 /**
  * kprobe_ftrace_kill() - ftrace is dying; probes on its sites stop firing
  */
@@ -164,6 +304,21 @@ static int ftrace_filter_update(int kind, unsigned long *ips, unsigned int nr,
 				bool remove)
 {
 	return -ENODEV;
+}
+
+static unsigned int stale_keep(unsigned long *ips, unsigned int nr)
+{
+	return nr;
+}
+
+static unsigned int stale_reuse(unsigned long *ips, unsigned int nr)
+{
+	return nr;
+}
+
+static bool stale_holds_any(const unsigned long *ips, unsigned int nr)
+{
+	return false;
 }
 #endif
 
@@ -226,6 +381,12 @@ int kprobe_ftrace_changes_apply(struct kprobe_ftrace_changes *l, int kind)
 			l->ips[l->nr - ++nr_del] = c[i].ip;
 	}
 	del = l->ips + l->nr - nr_del;
+	if (kind == KPROBE_FTRACE_PLAIN) {
+		nr_del = stale_keep(del, nr_del);
+		nr_add = stale_reuse(add, nr_add);
+	} else if (stale_holds_any(add, nr_add)) {
+		kprobe_ftrace_flush_stale();
+	}
 	if (nr_del)
 		ret = ftrace_filter_update(kind, del, nr_del, true);
 	if (nr_add) {

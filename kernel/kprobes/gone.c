@@ -18,7 +18,8 @@ void __weak arch_kprobe_text_gone(unsigned long start, unsigned long end)
 
 /*
  * The text in [start, end) is about to be freed: its sites go GONE and
- * stop being armed (an ftrace site leaves our filter). kprobe_mutex held.
+ * stop being armed (an ftrace site leaves our filter, at once).
+ * kprobe_mutex held.
  */
 static void mark_range_gone(unsigned long start, unsigned long end)
 {
@@ -46,6 +47,8 @@ static void mark_range_gone(unsigned long start, unsigned long end)
 		}
 	}
 	kprobe_batch_finish(&b);
+	/* ftrace forgets the sites there: none of ours may stay in a filter. */
+	kprobe_ftrace_flush_stale();
 }
 
 #if IS_ENABLED(CONFIG_KUNIT)

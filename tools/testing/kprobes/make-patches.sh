@@ -193,6 +193,15 @@ FTRACE_OPS_FL_IPMODIFY for sites with a post_handler and one without,
 so that probes at a function's entry can live beside a livepatch of it,
 as in the tree.
 
+An ftrace site that is disarmed because its probes were disabled or are
+leaving keeps its ip in the plain filter for a tenth of a second: ftrace
+calls our handler there meanwhile, which finds no enabled probe and
+returns. Then one ftrace update takes out all such ips, instead of one
+update per site: tools that close perf kprobe events one at a time
+disable one probe per call. An ip armed again meanwhile just stays;
+one that moves to the IPMODIFY filter, or whose text goes away, has
+the waiting ips taken out first.
+
 Registering probes at the entries of 1,000 functions in one call takes
 0.07 of the tree's time (one ftrace update instead of 1,000).
 EOF
