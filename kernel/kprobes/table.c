@@ -80,20 +80,22 @@ struct kprobe *get_kprobe(void *addr)
 {
 	struct kprobe_index_entry *entry;
 	struct kprobe_index *idx;
-	unsigned long i, a, mask;
+	unsigned long i, a;
 
 	idx = rcu_dereference_check(kprobe_index, lockdep_is_held(&kprobe_mutex) ||
 				    rcu_read_lock_any_held());
-	/* In locals: each acquire below is a compiler barrier. */
+	/* In a local: each acquire below is a compiler barrier. */
 	entry = idx->entry;
-	mask = idx->mask;
-	for (i = index_start(idx, (unsigned long)addr);; i = (i + 1) & mask) {
+	i = index_start(idx, (unsigned long)addr);
+	for (;;) {
 		/* Pairs with index_fill(): the site is read after its address. */
 		a = smp_load_acquire(&entry[i].addr);
-		if (a == (unsigned long)addr)
+		/* Most hits find their site first: no more work for them. */
+		if (likely(a == (unsigned long)addr))
 			return READ_ONCE(entry[i].site);
 		if (a == INDEX_EMPTY)
 			return NULL;
+		i = (i + 1) & idx->mask;
 	}
 }
 EXPORT_SYMBOL_GPL(get_kprobe);
