@@ -173,7 +173,10 @@ EXPORT_SYMBOL_GPL(kprobe_unregister_deferred);
  *
  * Returns once the release callback of every probe unregistered by
  * kprobe_unregister_deferred() or kretprobe_unregister_deferred() before
- * this call has returned. For module exit and for tests.
+ * this call has returned, and the function entries (ftrace sites) left
+ * without an enabled probe before it are out of kprobes' ftrace filter,
+ * which they otherwise leave a little later. For module exit and for
+ * tests.
  *
  * Context: process context, may sleep; not from a release callback.
  */
@@ -183,6 +186,7 @@ void kprobe_deferred_barrier(void)
 
 	mutex_lock(&kprobe_mutex);
 	pending = !list_empty(&deferred_pending);
+	kprobe_ftrace_flush_stale();
 	mutex_unlock(&kprobe_mutex);
 	/*
 	 * Each unregister queued reap_work as it added its probe, under the

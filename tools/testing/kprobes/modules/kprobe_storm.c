@@ -862,6 +862,8 @@ static int prepare_set(const char *val, const struct kernel_param *kp)
 
 	if (prepared)
 		return -EINVAL;
+	/* Function entries whose probes went before: out of ftrace's filter. */
+	kprobe_deferred_barrier();
 	ret = prepare_targets();
 	prepared = !ret;
 	return ret;
@@ -920,6 +922,8 @@ static int check_set(const char *val, const struct kernel_param *kp)
 	unregister_sentinels();
 	storm_secs = 0;
 	wait_optimizer();
+	/* The clients' deferred releases, and their entries out of ftrace. */
+	kprobe_deferred_barrier();
 	for (i = 0; i < ARRAY_SIZE(targets); i++) {
 		struct storm_target *t = &targets[i];
 
