@@ -3840,6 +3840,65 @@ static unsigned long rcu_gps_completed(void)
 }
 #endif
 
+static DECLARE_COMPLETION(release_entered);
+static DECLARE_COMPLETION(release_go);
+static DECLARE_COMPLETION(barrier_returned);
+static atomic_t barrier_done;
+
+/* A release callback that waits for the test's word. */
+static void held_release(struct kprobe *p)
+{
+	complete(&release_entered);
+	wait_for_completion(&release_go);
+	atomic_inc(&released);
+}
+
+static int barrier_in_thread(void *unused)
+{
+	kprobe_deferred_barrier();
+	atomic_set(&barrier_done, 1);
+	complete(&barrier_returned);
+	return 0;
+}
+
+/*
+ * kprobe_deferred_barrier() waits for a release callback that is running:
+ * its probe is off the pending list by then, and the barrier once took
+ * an empty list for "nothing to wait for".
+ */
+static void test_deferred_barrier_waits_for_callback(struct kunit *test)
+{
+	struct task_struct *t;
+	struct kprobe kp;
+
+	atomic_set(&released, 0);
+	atomic_set(&barrier_done, 0);
+	reinit_completion(&release_entered);
+	reinit_completion(&release_go);
+	reinit_completion(&barrier_returned);
+	init_probe(&kp, (void *)kprobe_target, NULL, 0, count_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_ASSERT_EQ(test, 0, kprobe_unregister_deferred(&kp, held_release));
+	if (!wait_for_completion_timeout(&release_entered, 30 * HZ)) {
+		complete(&release_go);
+		KUNIT_FAIL(test, "not released in 30 s");
+		return;
+	}
+	t = kthread_run(barrier_in_thread, NULL, "kprobes-barrier");
+	if (IS_ERR(t)) {
+		complete(&release_go);
+		kprobe_deferred_barrier();
+		KUNIT_FAIL(test, "no thread: %ld", PTR_ERR(t));
+		return;
+	}
+	/* Long enough for a barrier that does not wait to have returned. */
+	msleep(200);
+	KUNIT_EXPECT_EQ(test, atomic_read(&barrier_done), 0);
+	complete(&release_go);
+	KUNIT_EXPECT_TRUE(test, wait_for_completion_timeout(&barrier_returned, 30 * HZ));
+	KUNIT_EXPECT_EQ(test, atomic_read(&released), 1);
+}
+
 /*
  * kprobe_unregister_deferred(): no hit after it returns, the probe back
  * through its callback, once, then registrable again; a probe not
@@ -4411,6 +4470,7 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_register_listed_twice),
 	KUNIT_CASE(test_unregister_holds_no_lock),
 	KUNIT_CASE(test_deferred_unregister),
+	KUNIT_CASE(test_deferred_barrier_waits_for_callback),
 	KUNIT_CASE(test_deferred_waits_for_readers),
 	KUNIT_CASE(test_deferred_shares_grace_periods),
 	KUNIT_CASE(test_deferred_mixed_on_aggregate),

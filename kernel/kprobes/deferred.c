@@ -182,19 +182,17 @@ EXPORT_SYMBOL_GPL(kprobe_unregister_deferred);
  */
 void kprobe_deferred_barrier(void)
 {
-	bool pending;
-
 	mutex_lock(&kprobe_mutex);
-	pending = !list_empty(&deferred_pending);
 	kprobe_ftrace_flush_stale();
 	mutex_unlock(&kprobe_mutex);
 	/*
 	 * Each unregister queued reap_work as it added its probe, under the
 	 * mutex, and a run takes every probe there when it starts: so the
 	 * run that takes the newest one has been queued by now, and one
-	 * flush waits it out.
+	 * flush waits it out. Even with nothing pending: a run that has
+	 * taken its probes off the list may still be calling their release
+	 * callbacks.
 	 */
-	if (pending)
-		flush_work(&reap_work);
+	flush_work(&reap_work);
 }
 EXPORT_SYMBOL_GPL(kprobe_deferred_barrier);
