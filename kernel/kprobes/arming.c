@@ -239,8 +239,8 @@ static unsigned int stale_keep(unsigned long *ips, unsigned int nr)
 
 /*
  * Of the @nr ips to add to the plain filter, those still in it drop off
- * the stale list and need no update; return how many do, the others
- * moved to the front of @ips.
+ * the stale list and need no update; return how many others are left to
+ * add, moved to the front of @ips.
  */
 static unsigned int stale_reuse(unsigned long *ips, unsigned int nr)
 {
