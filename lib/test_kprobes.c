@@ -858,6 +858,10 @@ static void test_kprobe_ftrace_site(struct kunit *test)
  */
 static void test_ftrace_removal_waits(struct kunit *test)
 {
+#if defined(CONFIG_X86_64) && defined(CONFIG_KPROBES_ON_FTRACE)
+	static const u8 nop5[] = { BYTES_NOP5 };
+	kprobe_opcode_t *site;
+#endif
 	struct kprobe kp;
 
 	init_probe(&kp, NULL, FTRACE_TARGET, 0, ftrace_pre, NULL);
@@ -890,8 +894,16 @@ static void test_ftrace_removal_waits(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
 	ns_to_timespec64(1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 4);
+#if defined(CONFIG_X86_64) && defined(CONFIG_KPROBES_ON_FTRACE)
+	site = kp.addr;
+#endif
 	unregister_kprobe(&kp);
 	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
+#if defined(CONFIG_X86_64) && defined(CONFIG_KPROBES_ON_FTRACE)
+	/* After the barrier ftrace has put its nop back: nobody else traces it. */
+	kprobe_deferred_barrier();
+	KUNIT_EXPECT_EQ(test, 0, memcmp(site, nop5, sizeof(nop5)));
+#endif
 }
 
 static int ftrace_recurse_pre(struct kprobe *p, struct pt_regs *regs)

@@ -304,8 +304,10 @@ unregistered meanwhile share one grace period. The core frees its own
 state of the probe (its site, instruction slot and hit counter; a
 kretprobe's instances) before the callback runs; register_kprobe() of
 a probe not released yet fails with -EBUSY.
-kprobe_deferred_barrier() waits for every release asked for, for
-module exit. unregister_kprobe() is unchanged.
+kprobe_deferred_barrier() waits for every release asked for, and
+takes out of the ftrace filter the entries that wait to leave it
+(arming.c), for module exit and tests. unregister_kprobe() is
+unchanged.
 EOF
 
 add $core/optimizer.c

@@ -684,6 +684,11 @@ static int prepare_target(struct storm_target *t, struct kprobe *kp,
 		return ret;
 	/* The tree takes an unregistered probe's breakpoint out later. */
 	wait_optimizer();
+	/*
+	 * Ours takes an entry's ip out of ftrace's filter later: the probe
+	 * that found the target, and earlier tests' probes.
+	 */
+	kprobe_deferred_barrier();
 	memcpy(t->text, (void *)t->start, t->size);
 	t->nr_offsets = 0;
 	for (off = 0; off < t->size; off++) {
@@ -862,8 +867,6 @@ static int prepare_set(const char *val, const struct kernel_param *kp)
 
 	if (prepared)
 		return -EINVAL;
-	/* Function entries whose probes went before: out of ftrace's filter. */
-	kprobe_deferred_barrier();
 	ret = prepare_targets();
 	prepared = !ret;
 	return ret;
