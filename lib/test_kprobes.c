@@ -4072,6 +4072,51 @@ static void test_deferred_mixed_on_aggregate(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&released), 1);
 }
 
+#if defined(CONFIG_X86_64) && defined(CONFIG_OPTPROBES)
+#define DEFERRED_OPT_ROUNDS	20
+
+/*
+ * Probes unregistered without waiting at a site the optimizer works on,
+ * while another CPU calls through it: in odd rounds once the jump is in
+ * (the site then retires, its text written back by the optimizer's
+ * work), in even rounds right after registering, the site queued for
+ * the optimizer. Every release runs, the calls keep their result, and
+ * the site ends unprobed; KASAN (main configuration) watches the
+ * optimizer for a site freed under it.
+ */
+static void test_deferred_optimized_sites(struct kunit *test)
+{
+	struct task_struct *hammer;
+	struct kprobe *kps;
+	int i, ok = 0;
+
+	kps = kunit_kcalloc(test, DEFERRED_OPT_ROUNDS, sizeof(*kps), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, kps);
+	atomic_set(&released, 0);
+	hammer = start_hammer_on(test, call_kpt_opt);
+	for (i = 0; i < DEFERRED_OPT_ROUNDS; i++) {
+		init_probe(&kps[i], kpt_opt, NULL, 0, count_pre, NULL);
+		if (register_kprobe(&kps[i]))
+			break;
+		if (i & 1) {
+			wait_for_kprobe_optimizer();
+			KUNIT_EXPECT_TRUE(test, site_optimized(kpt_opt));
+		}
+		ok += !kprobe_unregister_deferred(&kps[i], count_release);
+	}
+	KUNIT_EXPECT_EQ(test, i, DEFERRED_OPT_ROUNDS);
+	kprobe_deferred_barrier();
+	wait_for_kprobe_optimizer();
+	stop_hammer(hammer);
+	KUNIT_EXPECT_EQ(test, ok, i);
+	KUNIT_EXPECT_EQ(test, atomic_read(&released), i);
+	KUNIT_EXPECT_GT(test, atomic_read(&hammer_calls), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&hammer_wrong), 0);
+	KUNIT_EXPECT_NULL(test, probe_at(kpt_opt));
+	KUNIT_EXPECT_EQ(test, kpt_opt(10), 16UL);
+}
+#endif
+
 #ifdef CONFIG_KPROBES_ON_FTRACE
 static void ipmodify_holder(unsigned long ip, unsigned long parent_ip,
 			    struct ftrace_ops *op, struct ftrace_regs *fregs)
@@ -4486,6 +4531,9 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_deferred_waits_for_readers),
 	KUNIT_CASE(test_deferred_shares_grace_periods),
 	KUNIT_CASE(test_deferred_mixed_on_aggregate),
+#if defined(CONFIG_X86_64) && defined(CONFIG_OPTPROBES)
+	KUNIT_CASE(test_deferred_optimized_sites),
+#endif
 #ifdef CONFIG_KPROBES_ON_FTRACE
 	KUNIT_CASE(test_ftrace_arming_each_site),
 #endif
