@@ -37,7 +37,11 @@
  * which is the one place that arms or disarms (arming.c). Arming is
  * batched: sites are queued and the text is patched and serialized once
  * per batch (see struct kprobe_batch, batch.c), and a batch of removals
- * waits for one RCU grace period, not one per probe.
+ * waits for one RCU grace period, not one per probe. An ftrace site
+ * disarmed because its probes are disabled or leaving counts as
+ * disarmed at once, but its ip may stay in ftrace's filter a little
+ * longer (ftrace_stale in arming.c): the handler finds nothing enabled
+ * there.
  *
  * Optimization (CONFIG_OPTPROBES)
  * -------------------------------
