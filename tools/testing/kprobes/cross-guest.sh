@@ -22,6 +22,8 @@ arm64)
 	karch=arm64 cross=aarch64-linux-gnu- image=arch/arm64/boot/Image
 	qemu=(qemu-system-aarch64 -machine virt -cpu max)
 	console=ttyAMA0
+	# PREEMPT_DYNAMIC, as distributions boot it for full preemption.
+	cmdline="preempt=full"
 	;;
 arm)
 	karch=arm cross=arm-linux-gnueabihf- image=arch/arm/boot/zImage
@@ -85,6 +87,6 @@ echo "  QEMU    $arch, console in ${log#$repo/}"
 timeout --foreground -k 10 "${GUEST_TIMEOUT:-1200}" "${qemu[@]}" \
 	-accel tcg,thread=single -smp "$smp" -m "$mem" -no-reboot -nographic \
 	-kernel "$obj/$image" -initrd "$build/initramfs-$arch.cpio.gz" \
-	-append "console=$console panic=-1 $append" \
+	-append "console=$console panic=-1 ${cmdline:-} $append" \
 	-serial file:"$log" -monitor none </dev/null >/dev/null 2>&1 ||
 	echo "cross-guest: QEMU ended with status $?" >> "$log"
