@@ -161,6 +161,21 @@ static int ftrace_filter_update(int kind, unsigned long *ips, unsigned int nr,
 	return 0;
 }
 
+/**
+ * kprobe_ftrace_kill() - ftrace is dying; probes on its sites stop firing
+ */
+void kprobe_ftrace_kill(void)
+{
+	kprobe_ftrace_disabled = true;
+}
+#else
+static int ftrace_filter_update(int kind, unsigned long *ips, unsigned int nr,
+				bool remove)
+{
+	return -ENODEV;
+}
+#endif
+
 /*
  * Ips that left the plain filter's sites but not yet the filter. Closing
  * perf or BPF events one at a time disables, then unregisters, one probe
@@ -176,7 +191,7 @@ static int ftrace_filter_update(int kind, unsigned long *ips, unsigned int nr,
  * flushed, so that no call reaches our handler twice. Only the plain
  * ops waits: the IPMODIFY one would keep a livepatch off the function.
  * Each ip here is still counted in kprobe_ftrace_users[PLAIN]. Under
- * kprobe_mutex.
+ * kprobe_mutex. Without CONFIG_KPROBES_ON_FTRACE it stays empty.
  */
 static struct {
 	unsigned long *ips;
@@ -291,36 +306,6 @@ static void stale_work_fn(struct work_struct *work)
 	kprobe_ftrace_flush_stale();
 	mutex_unlock(&kprobe_mutex);
 }
-
-/**
- * kprobe_ftrace_kill() - ftrace is dying; probes on its sites stop firing
- */
-void kprobe_ftrace_kill(void)
-{
-	kprobe_ftrace_disabled = true;
-}
-#else
-static int ftrace_filter_update(int kind, unsigned long *ips, unsigned int nr,
-				bool remove)
-{
-	return -ENODEV;
-}
-
-static unsigned int stale_keep(unsigned long *ips, unsigned int nr)
-{
-	return nr;
-}
-
-static unsigned int stale_reuse(unsigned long *ips, unsigned int nr)
-{
-	return nr;
-}
-
-static bool stale_holds_any(const unsigned long *ips, unsigned int nr)
-{
-	return false;
-}
-#endif
 
 static int cmp_filter_change(const void *a, const void *b)
 {

@@ -433,11 +433,7 @@ bool kprobe_deferred_pending(struct kprobe *p);
 bool kprobe_site_wants_armed(struct kprobe *site);
 int kprobe_ftrace_changes_apply(struct kprobe_ftrace_changes *l, int kind);
 int kprobe_site_sync_armed(struct kprobe_batch *b, struct kprobe *site);
-#ifdef CONFIG_KPROBES_ON_FTRACE
 void kprobe_ftrace_flush_stale(void);
-#else
-static inline void kprobe_ftrace_flush_stale(void) { }
-#endif
 
 /* ---- slots.c ------------------------------------------------------------ */
 
