@@ -19,7 +19,8 @@ that name, once). So, for every object of ours given:
    architecture's code counts.
 
 Usage: check-names.py SRC OWNED-FILES BUILD-DIR...
-Checks the objects of kernel/kprobes/ and arch/*/kernel/kprobes/ in each
+Checks the objects of kernel/kprobes/, arch/*/kernel/kprobes/ and our ones
+in arch/arm64/kernel/probes/ in each
 build directory, and lib/test_kprobes.o where the suite is built in.
 Prints each problem and exits 1 when there is one.
 """
@@ -39,7 +40,7 @@ INTERFACE = {
     'wait_for_kprobe_optimizer', 'opt_pre_handler', 'current_kprobe',
     'alloc_insn_page', 'alloc_optinsn_page', 'free_optinsn_page',
     '__get_insn_slot', '__free_insn_slot', '__is_insn_slot_addr',
-    '__kretprobe_trampoline_handler',
+    '__kretprobe_trampoline_handler', '__kretprobe_trampoline',
 }
 
 # Symbols the toolchain and the export macros make, not names of ours.
@@ -47,6 +48,9 @@ GENERATED = re.compile(r'^(__ksymtab|__kstrtab|__kcrctab|__export_symbol|__pfx_|
                        r'__UNIQUE_ID|__initcall|__addressable|__SCK__|__SCT__|'
                        r'__tracepoint|__traceiter|__probestub|_kprobe_blacklist|'
                        r'__kunit|__param|__mod_|\.)')
+
+# Our objects in arch/arm64/kernel/probes/ (the rest there is the tree's).
+OUR_ARM64_PROBES = {'breakpoint', 'arming', 'kretprobe', 'kretprobe_trampoline'}
 
 # Never linked into a kernel.
 SKIP_DIRS = ('tools/', 'scripts/', 'Documentation/', 'samples/', 'usr/')
@@ -75,6 +79,12 @@ def our_objects(build):
         if os.path.isdir(d):
             objs += [(os.path.join(d, f), arch) for f in sorted(os.listdir(d))
                      if f.endswith('.o')]
+        # arm64's directory also holds the decoder and uprobes, which
+        # are the tree's: only the objects of our sources count.
+        d = os.path.join(arch_dir, arch, 'kernel/probes')
+        if os.path.isdir(d):
+            objs += [(os.path.join(d, f), arch) for f in sorted(os.listdir(d))
+                     if f.endswith('.o') and f[:-2] in OUR_ARM64_PROBES]
     config = os.path.join(build, '.config')
     if os.path.exists(config) and 'CONFIG_KPROBES_SANITY_TEST=y\n' in open(config).read():
         objs.append((os.path.join(build, 'lib/test_kprobes.o'), None))

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef _ASM_ARM64_KPROBES_H
+#define _ASM_ARM64_KPROBES_H
+/*
+ * arm64 side of kprobes: how a probed instruction is kept and the per-CPU
+ * state of a probe hit. The code is in arch/arm64/kernel/probes/; the
+ * instruction decoder and the simulators there are shared with uprobes.
+ */
+
+#include <asm-generic/kprobes.h>
+
+#ifdef CONFIG_KPROBES
+#include <linux/percpu.h>
+#include <linux/ptrace.h>
+#include <linux/types.h>
+#include <asm/probes.h>	/* kprobe_opcode_t, struct arch_specific_insn */
+
+struct kprobe;
+
+/* The core keeps out-of-line copies in slots it allocates for us. */
+#define __ARCH_WANT_KPROBES_INSN_SLOT
+
+/*
+ * A slot holds the copied instruction and the BRK that brings the CPU
+ * back once the copy ran (KPROBES_BRK_SS_IMM): two words.
+ */
+#define MAX_INSN_SIZE			2
+
+/* Slots are written through the fixmap, with their own cache maintenance. */
+#define flush_insn_slot(p)		do { } while (0)
+
+/* No function is barred from return probes here. */
+#define kretprobe_blacklist_size	0
+
+/* Our hit paths call kprobe_count_hit() for the site they hit. */
+#define arch_kprobe_counts_hits		true
+
+/*
+ * Breakpoint writes are queued (arming.c) and made visible together,
+ * with one stop_machine() or one IPI round, when the core applies its
+ * batch.
+ */
+#define HAVE_KPROBE_BATCH
+
+/**
+ * struct kprobe_ctlblk - what a CPU remembers of the hit it is handling
+ * @kprobe_status: KPROBE_HIT_ACTIVE, _SS, _SSDONE or KPROBE_REENTER
+ * @saved_daif: the interrupted context's DAIF bits, masked while the
+ *	copy in the slot runs
+ * @outer: the hit a KPROBE_REENTER step interrupted: its probe
+ * @outer_status: its kprobe_status
+ * @outer_daif: its saved_daif
+ */
+struct kprobe_ctlblk {
+	unsigned int kprobe_status;
+	unsigned long saved_daif;
+	struct kprobe *outer;
+	unsigned int outer_status;
+	unsigned long outer_daif;
+};
+
+int kprobe_fault_handler(struct pt_regs *regs, unsigned int esr);
+
+#if IS_ENABLED(CONFIG_KPROBES_SANITY_TEST)
+/* kprobes BRK exceptions handled on a CPU (a probe's, a step's end). */
+DECLARE_PER_CPU(unsigned long, kprobe_brk_traps);
+/* Text synchronisations (stop_machine() or IPI rounds) of breakpoint writes. */
+extern unsigned long kprobe_text_syncs;
+#endif
+
+#ifdef CONFIG_KRETPROBES
+/* Called by __kretprobe_trampoline (kretprobe_trampoline.S). */
+unsigned long kretprobe_return_handler(struct pt_regs *regs);
+#endif
+
+#endif /* CONFIG_KPROBES */
+
+/* Called by debug-monitors.c for the BRK immediates kprobes own. */
+int kprobe_brk_handler(struct pt_regs *regs, unsigned long esr);
+int kprobe_ss_brk_handler(struct pt_regs *regs, unsigned long esr);
+int kretprobe_brk_handler(struct pt_regs *regs, unsigned long esr);
+
+#endif /* _ASM_ARM64_KPROBES_H */

@@ -1,0 +1,464 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * arm64 kprobes: which instructions may be probed, and what a hit does.
+ *
+ * A probe's instruction is replaced by BRK #KPROBES_BRK_IMM. A hit runs
+ * the pre_handler, then the instruction, then the post_handler, in one
+ * of two ways that arch_prepare_kprobe() chooses:
+ *
+ *  simulated	branches, PC-relative address computations and literal
+ *		loads (the kinds decode-insn.c hands to simulate-insn.c)
+ *		are carried out on pt_regs inside the BRK handler: one
+ *		exception per hit;
+ *  stepped	anything else that is safe to run elsewhere runs from a
+ *		slot, [copy, BRK #KPROBES_BRK_SS_IMM], with DAIF masked, and
+ *		the second BRK brings the CPU back: two exceptions per hit.
+ *
+ * Per-CPU state (struct kprobe_ctlblk, current_kprobe) follows one hit:
+ *
+ *   (none) --BRK--> HIT_ACTIVE --pre_handler redirects--> (none)
+ *                      |                 \--simulated--> HIT_SSDONE --> (none)
+ *                      \--stepped--> HIT_SS --step BRK--> HIT_SSDONE --> (none)
+ *
+ * HIT_SSDONE lasts while the post_handler runs. A probe hit while this
+ * CPU handles another (a handler calls probed code) only counts as
+ * missed: a simulated one is simulated on the spot; a stepped one runs
+ * from its slot as KPROBE_REENTER, with the interrupted hit's state kept
+ * in the control block's outer_* fields and put back when its step ends.
+ * Nothing can hit a probe while a step runs (DAIF is masked and the copy
+ * is one instruction), so one saved level is all there is.
+ *
+ * The BRK handlers run with every DAIF bit masked (debug exceptions are
+ * NMI-like on arm64), so no lock is taken here and a slot is never left
+ * by a preempted task.
+ */
+
+#define pr_fmt(fmt) "kprobes: " fmt
+
+#include <linux/extable.h>
+#include <linux/ftrace.h>
+#include <linux/kprobes.h>
+#include <linux/memory.h>
+#include <linux/percpu.h>
+#include <linux/ptrace.h>
+#include <asm/daifflags.h>
+#include <asm/debug-monitors.h>
+#include <asm/insn.h>
+#include <asm/patching.h>
+#include <asm/sections.h>
+#include <asm/virt.h>
+
+#include "decode-insn.h"
+
+/* ---- where a probe may go -------------------------------------------------- */
+
+/*
+ * LDR (literal) into a SIMD&FP register: opc x 011 V=1 00. The decoder's
+ * literal test knows only the general-register forms, and a copy of this
+ * one would load from an address relative to the slot.
+ */
+static bool is_simd_fp_literal_load(u32 insn)
+{
+	return (insn & 0x3f000000) == 0x1c000000;
+}
+
+/*
+ * With DYNAMIC_FTRACE_WITH_CALL_OPS the two words before a function's
+ * patch site hold the address of its ftrace_ops, which ftrace_caller
+ * loads as data; kallsyms counts them as the end of the function before.
+ * A breakpoint there would turn that pointer into garbage.
+ */
+static bool is_ftrace_ops_literal(unsigned long addr)
+{
+	unsigned long site, literal;
+
+	if (!IS_ENABLED(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS))
+		return false;
+	site = ftrace_location_range(addr + 1, addr + 4 * AARCH64_INSN_SIZE);
+	if (!site)
+		return false;
+	literal = ALIGN_DOWN(site - 3 * AARCH64_INSN_SIZE, 8);
+	return addr >= literal && addr < literal + 8;
+}
+
+/*
+ * Is @addr's instruction accepted on its own but refused where it is,
+ * inside an exclusive load/store sequence (a step there would clear the
+ * exclusive monitor, and the store would fail for ever)?
+ */
+static bool refused_for_its_place(u32 insn)
+{
+	struct arch_probe_insn scratch = { };
+
+	return aarch64_insn_is_ldr_lit(insn) || aarch64_insn_is_ldrsw_lit(insn) ||
+	       arm_probe_decode_insn(insn, &scratch) != INSN_REJECTED;
+}
+
+/* Write the slot: the copy, then the BRK that ends its step. */
+static int fill_slot(struct kprobe *p)
+{
+	kprobe_opcode_t *slot = get_insn_slot();
+
+	if (!slot)
+		return kprobe_refuse(-ENOMEM, "out of memory");
+	/*
+	 * The slot is cleaned to the point of unification here, before
+	 * the probe's BRK is written; a CPU reaches it only through that
+	 * BRK, whose exception synchronises its instruction fetch.
+	 */
+	aarch64_insn_patch_text_nosync(slot, p->opcode);
+	aarch64_insn_patch_text_nosync(slot + 1, BRK64_OPCODE_KPROBES_SS);
+	p->ainsn.api.insn = slot;
+	return 0;
+}
+
+/**
+ * arch_prepare_kprobe() - check a probe point and set up its execution
+ * @p: the probe (p->addr set); kprobe_mutex and text_mutex held
+ *
+ * Return: 0; -EINVAL for an address that is not a word boundary, an
+ * instruction with an exception table entry, the ftrace ops pointer
+ * before a function, or an instruction that can be neither stepped nor
+ * simulated (as the tree's arm64 code answers each); -ENOMEM.
+ */
+int arch_prepare_kprobe(struct kprobe *p)
+{
+	unsigned long addr = (unsigned long)p->addr;
+	u32 insn;
+
+	lockdep_assert_held(&text_mutex);
+	if (!IS_ALIGNED(addr, AARCH64_INSN_SIZE))
+		return kprobe_refuse(-EINVAL, "not an instruction boundary");
+	if (search_exception_tables(addr))
+		return kprobe_refuse(-EINVAL, "an access whose fault is fixed up");
+	if (is_ftrace_ops_literal(addr))
+		return kprobe_refuse(-EINVAL, "the ftrace ops pointer before a function");
+	if (aarch64_insn_read(p->addr, &insn))
+		return kprobe_refuse(-EINVAL, "text that cannot be read");
+	if (is_simd_fp_literal_load(insn))
+		return kprobe_refuse(-EINVAL, "a literal load into a SIMD&FP register");
+
+	memset(&p->ainsn, 0, sizeof(p->ainsn));
+	p->opcode = insn;
+	switch (arm_kprobe_decode_insn(p->addr, &p->ainsn)) {
+	case INSN_GOOD_NO_SLOT:
+		return 0;
+	case INSN_GOOD:
+		if (p->flags & KPROBE_FLAG_QUERY)
+			return 0;
+		return fill_slot(p);
+	default:
+		if (refused_for_its_place(insn))
+			return kprobe_refuse(-EINVAL, "inside an exclusive load/store sequence");
+		return kprobe_refuse(-EINVAL, "an instruction kprobes cannot execute");
+	}
+}
+
+/**
+ * arch_kprobe_boostable() - may hits of @p run without a second exception?
+ * @p: a prepared probe; kprobe_mutex held
+ * @why: set to the rule that decided
+ *
+ * Return: true for a simulated instruction, false for a stepped one.
+ */
+bool arch_kprobe_boostable(struct kprobe *p, const char **why)
+{
+	kprobe_assert_mutex_held();
+	if (p->ainsn.api.handler) {
+		*why = "simulated";
+		return true;
+	}
+	*why = "the step out of line ends in a second BRK";
+	return false;
+}
+
+/**
+ * arch_remove_kprobe() - free what arch_prepare_kprobe() took
+ * @p: the probe; no CPU is running its slot any more
+ *
+ * A step runs with interrupts masked, so a slot is never left half-run
+ * by a preempted task: it goes back clean.
+ */
+void arch_remove_kprobe(struct kprobe *p)
+{
+	kprobe_assert_mutex_held();
+	if (p->ainsn.api.insn) {
+		free_insn_slot(p->ainsn.api.insn, 0);
+		p->ainsn.api.insn = NULL;
+	}
+}
+
+/*
+ * Jump label sites are a NOP or a B, BUG() sites a BRK: only those may be
+ * in the tables the core would walk.
+ */
+bool arch_kprobe_may_be_listed_site(unsigned long addr)
+{
+	u32 insn;
+
+	if (aarch64_insn_read((void *)addr, &insn))
+		return true;
+	return insn == aarch64_insn_gen_nop() || aarch64_insn_is_b(insn) ||
+	       aarch64_insn_is_brk(insn);
+}
+
+/**
+ * arch_populate_kprobe_blacklist() - the text a probe must never go in
+ *
+ * Exception entry and return, the irqentry text, and the hypervisor's
+ * text (and, when the kernel does not run at EL2 itself, its identity
+ * mapped text): listed, so that debugfs shows them.
+ *
+ * Return: 0, or the error of the first range that could not be added.
+ */
+int __init arch_populate_kprobe_blacklist(void)
+{
+	static const struct {
+		const char *start, *end;
+	} areas[] = {
+		{ __entry_text_start, __entry_text_end },
+		{ __irqentry_text_start, __irqentry_text_end },
+		{ __hyp_text_start, __hyp_text_end },
+	};
+	int i, ret;
+
+	for (i = 0; i < ARRAY_SIZE(areas); i++) {
+		ret = kprobe_add_area_blacklist((unsigned long)areas[i].start,
+						(unsigned long)areas[i].end);
+		if (ret)
+			return ret;
+	}
+	if (is_kernel_in_hyp_mode())
+		return 0;
+	return kprobe_add_area_blacklist((unsigned long)__hyp_idmap_text_start,
+					 (unsigned long)__hyp_idmap_text_end);
+}
+
+/* ---- the hit path ------------------------------------------------------------ */
+
+/* The probe this CPU is handling, and its state: the core reads them. */
+DEFINE_PER_CPU(struct kprobe *, current_kprobe);
+DEFINE_PER_CPU(struct kprobe_ctlblk, kprobe_ctlblk);
+
+#if IS_ENABLED(CONFIG_KPROBES_SANITY_TEST)
+DEFINE_PER_CPU(unsigned long, kprobe_brk_traps);
+EXPORT_PER_CPU_SYMBOL_GPL(kprobe_brk_traps);
+
+static __always_inline void count_brk_trap(void)
+{
+	__this_cpu_inc(kprobe_brk_traps);
+}
+#else
+static __always_inline void count_brk_trap(void)
+{
+}
+#endif
+
+/*
+ * Where the CPU goes next is not where it branched to: a BTYPE left from
+ * an indirect branch to the probed landing pad must not be checked
+ * against the instruction we resume at.
+ */
+static __always_inline void resume_at(struct pt_regs *regs, unsigned long pc)
+{
+	regs->pc = pc;
+	regs->pstate &= ~PSR_BTYPE_MASK;
+}
+
+/* Carry out @p's simulated instruction on @regs. */
+static __always_inline void simulate(struct kprobe *p, struct pt_regs *regs)
+{
+	regs->pstate &= ~PSR_BTYPE_MASK;
+	p->ainsn.api.handler(p->opcode, (long)p->addr, regs);
+}
+
+/* Send the CPU to @p's slot with DAIF masked, in hit state @status. */
+static void step_out_of_line(struct kprobe *p, struct pt_regs *regs,
+			     struct kprobe_ctlblk *kcb, unsigned int status)
+{
+	kcb->kprobe_status = status;
+	kcb->saved_daif = regs->pstate & DAIF_MASK;
+	regs->pstate |= DAIF_MASK;
+	resume_at(regs, (unsigned long)p->ainsn.api.insn);
+}
+NOKPROBE_SYMBOL(step_out_of_line);
+
+/* The probed instruction has run: post_handler, then leave the probe. */
+static void finish_hit(struct kprobe *p, struct pt_regs *regs,
+		       struct kprobe_ctlblk *kcb)
+{
+	kprobe_post_handler_t post;
+
+	/*
+	 * Read once: an aggregate's post_handler is cleared when its last
+	 * member with one leaves, while other CPUs hit the site.
+	 */
+	post = READ_ONCE(p->post_handler);
+	if (post && !kprobe_disabled(p)) {
+		kcb->kprobe_status = KPROBE_HIT_SSDONE;
+		post(p, regs, 0);
+	}
+	reset_current_kprobe();
+}
+NOKPROBE_SYMBOL(finish_hit);
+
+/*
+ * @p was hit while this CPU runs another probe's handler: count a miss
+ * and run the instruction without the handlers.
+ */
+static int nested_hit(struct kprobe *p, struct kprobe *cur,
+		      struct pt_regs *regs, struct kprobe_ctlblk *kcb)
+{
+	if (kcb->kprobe_status == KPROBE_REENTER) {
+		/*
+		 * A nested step's copy is one instruction run with DAIF
+		 * masked: nothing in it can hit a probe. The outer_* fields
+		 * hold one level only.
+		 */
+		pr_err("hit at %pS while stepping for a nested hit at %pS\n",
+		       p->addr, cur->addr);
+		return DBG_HOOK_ERROR;
+	}
+	kprobes_inc_nmissed_count(p);
+	if (!p->ainsn.api.insn) {
+		simulate(p, regs);
+		return DBG_HOOK_HANDLED;
+	}
+	kcb->outer = cur;
+	kcb->outer_status = kcb->kprobe_status;
+	kcb->outer_daif = kcb->saved_daif;
+	__this_cpu_write(current_kprobe, p);
+	step_out_of_line(p, regs, kcb, KPROBE_REENTER);
+	return DBG_HOOK_HANDLED;
+}
+NOKPROBE_SYMBOL(nested_hit);
+
+/* Put back the hit a KPROBE_REENTER step interrupted. */
+static void resume_outer_hit(struct kprobe_ctlblk *kcb)
+{
+	__this_cpu_write(current_kprobe, kcb->outer);
+	kcb->kprobe_status = kcb->outer_status;
+	kcb->saved_daif = kcb->outer_daif;
+	kcb->outer = NULL;
+}
+NOKPROBE_SYMBOL(resume_outer_hit);
+
+/**
+ * kprobe_brk_handler() - handle BRK #KPROBES_BRK_IMM
+ * @regs: the trapped context; regs->pc is the BRK's address
+ * @esr: the exception syndrome
+ *
+ * Called by debug-monitors.c with every DAIF bit masked.
+ *
+ * Return: DBG_HOOK_HANDLED, or DBG_HOOK_ERROR for a BRK no probe owns
+ * (the kernel then dies, as for any unclaimed BRK).
+ */
+int kprobe_brk_handler(struct pt_regs *regs, unsigned long esr)
+{
+	kprobe_opcode_t *addr = (kprobe_opcode_t *)instruction_pointer(regs);
+	struct kprobe_ctlblk *kcb = get_kprobe_ctlblk();
+	struct kprobe *p, *cur = kprobe_running();
+	u32 insn;
+
+	p = get_kprobe(addr);
+	if (unlikely(!p)) {
+		/*
+		 * The probe left after this CPU took its BRK and the text is
+		 * restored: run the original instruction.
+		 */
+		if (!aarch64_insn_read(addr, &insn) && insn != BRK64_OPCODE_KPROBES)
+			return DBG_HOOK_HANDLED;
+		WARN_ONCE(1, "kprobes: BRK at %pS that no probe owns\n", addr);
+		return DBG_HOOK_ERROR;
+	}
+	count_brk_trap();
+	if (unlikely(cur))
+		return nested_hit(p, cur, regs, kcb);
+
+	__this_cpu_write(current_kprobe, p);
+	kcb->kprobe_status = KPROBE_HIT_ACTIVE;
+	if (!kprobe_disabled(p)) {
+		kprobe_count_hit(p);
+		if (p->pre_handler && p->pre_handler(p, regs)) {
+			/* The handler moved regs->pc: skip the instruction. */
+			regs->pstate &= ~PSR_BTYPE_MASK;
+			reset_current_kprobe();
+			return DBG_HOOK_HANDLED;
+		}
+	}
+	if (p->ainsn.api.insn) {
+		step_out_of_line(p, regs, kcb, KPROBE_HIT_SS);
+		return DBG_HOOK_HANDLED;
+	}
+	simulate(p, regs);
+	finish_hit(p, regs, kcb);
+	return DBG_HOOK_HANDLED;
+}
+NOKPROBE_SYMBOL(kprobe_brk_handler);
+
+/* Is this the BRK behind the copy in the slot of the step this CPU runs? */
+static bool is_step_end(struct kprobe *cur, struct kprobe_ctlblk *kcb,
+			unsigned long pc)
+{
+	return cur && (kcb->kprobe_status == KPROBE_HIT_SS ||
+		       kcb->kprobe_status == KPROBE_REENTER) &&
+	       cur->ainsn.api.insn && pc == (unsigned long)(cur->ainsn.api.insn + 1);
+}
+NOKPROBE_SYMBOL(is_step_end);
+
+/**
+ * kprobe_ss_brk_handler() - handle the BRK that ends a step out of line
+ * @regs: the trapped context, in the slot
+ * @esr: the exception syndrome
+ *
+ * Return: DBG_HOOK_HANDLED, or DBG_HOOK_ERROR when the BRK is not the end
+ * of this CPU's step.
+ */
+int kprobe_ss_brk_handler(struct pt_regs *regs, unsigned long esr)
+{
+	struct kprobe_ctlblk *kcb = get_kprobe_ctlblk();
+	struct kprobe *cur = kprobe_running();
+
+	if (!is_step_end(cur, kcb, instruction_pointer(regs)))
+		return DBG_HOOK_ERROR;
+	count_brk_trap();
+	regs->pstate = (regs->pstate & ~DAIF_MASK) | kcb->saved_daif;
+	resume_at(regs, (unsigned long)cur->addr + AARCH64_INSN_SIZE);
+	if (kcb->kprobe_status == KPROBE_REENTER)
+		resume_outer_hit(kcb);
+	else
+		finish_hit(cur, regs, kcb);
+	return DBG_HOOK_HANDLED;
+}
+NOKPROBE_SYMBOL(kprobe_ss_brk_handler);
+
+/**
+ * kprobe_fault_handler() - a fault while this CPU handles a probe
+ * @regs: the faulting context
+ * @esr: the exception syndrome
+ *
+ * A fault in a step's copy is rewound to the probed instruction, with
+ * the hit ended and DAIF as it was there, so that the fault is handled
+ * (or reported) as the original instruction's. Faults in handlers are
+ * left to the fault handling that follows.
+ *
+ * Return: 0: the fault is always handled further by the caller.
+ */
+int kprobe_fault_handler(struct pt_regs *regs, unsigned int esr)
+{
+	struct kprobe_ctlblk *kcb = get_kprobe_ctlblk();
+	struct kprobe *cur = kprobe_running();
+
+	if (!cur || (kcb->kprobe_status != KPROBE_HIT_SS &&
+		     kcb->kprobe_status != KPROBE_REENTER) ||
+	    instruction_pointer(regs) != (unsigned long)cur->ainsn.api.insn)
+		return 0;
+	regs->pstate = (regs->pstate & ~DAIF_MASK) | kcb->saved_daif;
+	resume_at(regs, (unsigned long)cur->addr);
+	if (kcb->kprobe_status == KPROBE_REENTER)
+		resume_outer_hit(kcb);
+	else
+		reset_current_kprobe();
+	return 0;
+}
+NOKPROBE_SYMBOL(kprobe_fault_handler);
