@@ -2,19 +2,28 @@
 /*
  * KUnit tests for kprobes and kretprobes.
  *
- * The probe targets are small functions in this file. The x86-64 ones are
- * written in assembly so that the probed instruction is known exactly
- * (a RIP-relative load, a call, a jmp, ...); they have no ftrace site, so
- * they take the breakpoint path. The C targets start with an ftrace site
+ * The probe targets are small functions in this file. The x86-64 and
+ * arm64 ones are written in assembly so that the probed instruction is
+ * known exactly (a RIP-relative load, a call, a b.cond, ...); they have
+ * no ftrace site, so they take the breakpoint path. The C targets start with an ftrace site
  * when the kernel has one, so probes at their entry take the ftrace path.
  * Built as a module, every target is module text.
  *
- * Every case runs on every architecture but those about x86-64's own
- * code: instruction kinds, boosting, the optimizer, ENDBR and __pfx_
- * preambles, the sites the kernel lists (static calls, jump labels).
- * They need hand-written x86 instructions, and the other architectures
- * run the tree's arch code, which the tree's own tests cover; they are
- * built for x86-64 only (CONFIG_X86_64 below).
+ * Every case runs on every architecture but those about an
+ * architecture's own code, which need hand-written instructions:
+ *
+ * - x86-64's (CONFIG_X86_64 below): instruction kinds, boosting, the
+ *   optimizer, ENDBR and __pfx_ preambles, the sites the kernel lists
+ *   (static calls, jump labels).
+ * - arm64's (CONFIG_ARM64 below), for our own arm64 code: the
+ *   instructions it simulates (one BRK trap a hit) and those it steps out
+ *   of line (two: the probe's and the one ending the step), counted with
+ *   kprobe_brk_traps; the ones it refuses; redirecting, the interrupt
+ *   mask, nested hits, a kretprobe on a function signing its return
+ *   address (paciasp), one batch of probes.
+ *
+ * The other architectures run the tree's arch code, which the tree's own
+ * tests cover.
  */
 
 #include <linux/kernel.h>
@@ -596,8 +605,7 @@ asm(
 /* Read by the adrp of kpt64_adrp, by name. */
 static u64 kpt64_adrp_data __used;
 
-asm(
-	".pushsection .text, \"ax\"\n"
+asm(".pushsection .text, \"ax\"\n"
 
 	/* b, simulated: returns 2 if the branch was taken */
 	KPT64_FUNC(kpt64_b)
@@ -996,30 +1004,30 @@ KPT64_INSN(kpt64_refused_end);
 KPT64_INSN(kpt64_excl);
 KPT64_INSN(kpt64_excl_end);
 
-u64 kpt64_b(void);
-u64 kpt64_leaf(u64 x);
-u64 kpt64_bl(u64 x);
-u64 kpt64_bcond(u64 nzcv, u64 cc);
-u64 kpt64_cb(u64 x);
-u64 kpt64_tb(u64 x);
-u64 kpt64_adr(void);
-u64 kpt64_adrp(void);
-u64 kpt64_ldr_x(void);
-u64 kpt64_ldr_w(void);
-u64 kpt64_ldrsw(void);
-u64 kpt64_br(void);
-u64 kpt64_blr(u64 x);
-u64 kpt64_ret(void);
-u64 kpt64_ret_x9(void);
-u64 kpt64_addsub(u64 x);
-u64 kpt64_stack(u64 x);
-u64 kpt64_mrs_nzcv(u64 x);
-u64 kpt64_barriers(u64 x);
-u64 kpt64_ldadd(u64 *p);
-u64 kpt64_cas(u64 *p, u64 old, u64 new);
-u64 kpt64_pac(u64 x);
-u64 kpt64_bti(u64 x);
-u64 kpt64_adds(u64 x);
+asmlinkage u64 kpt64_b(void);
+asmlinkage u64 kpt64_leaf(u64 x);
+asmlinkage u64 kpt64_bl(u64 x);
+asmlinkage u64 kpt64_bcond(u64 nzcv, u64 cc);
+asmlinkage u64 kpt64_cb(u64 x);
+asmlinkage u64 kpt64_tb(u64 x);
+asmlinkage u64 kpt64_adr(void);
+asmlinkage u64 kpt64_adrp(void);
+asmlinkage u64 kpt64_ldr_x(void);
+asmlinkage u64 kpt64_ldr_w(void);
+asmlinkage u64 kpt64_ldrsw(void);
+asmlinkage u64 kpt64_br(void);
+asmlinkage u64 kpt64_blr(u64 x);
+asmlinkage u64 kpt64_ret(void);
+asmlinkage u64 kpt64_ret_x9(void);
+asmlinkage u64 kpt64_addsub(u64 x);
+asmlinkage u64 kpt64_stack(u64 x);
+asmlinkage u64 kpt64_mrs_nzcv(u64 x);
+asmlinkage u64 kpt64_barriers(u64 x);
+asmlinkage u64 kpt64_ldadd(u64 *p);
+asmlinkage u64 kpt64_cas(u64 *p, u64 old, u64 new);
+asmlinkage u64 kpt64_pac(u64 x);
+asmlinkage u64 kpt64_bti(u64 x);
+asmlinkage u64 kpt64_adds(u64 x);
 #endif /* CONFIG_ARM64 */
 
 /* ---- handlers -------------------------------------------------------------- */
@@ -4956,6 +4964,664 @@ static void test_smp_lock_prefix(struct kunit *test)
 }
 #endif /* CONFIG_X86_64 */
 
+#ifdef CONFIG_ARM64
+/* ---- arm64: simulated, stepped and refused instructions -------------------- */
+
+/* BRK traps per hit: a simulated instruction's, or a step's two. */
+#define A64_SIMULATED 1
+#define A64_STEPPED 2
+
+/* BRK exceptions kprobes handled (probes' and ends of steps), on all CPUs. */
+static unsigned long brk_traps(void)
+{
+	unsigned long sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu(kprobe_brk_traps, cpu);
+	return sum;
+}
+
+/* What the handlers of the last hit saw. */
+static unsigned long a64_pre_lr, a64_pre_x9, a64_post_pc, a64_post_lr;
+static unsigned long a64_traps_before;
+
+static int a64_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	HANDLER_CHECK(regs->pc == (unsigned long)p->addr);
+	WRITE_ONCE(a64_pre_lr, regs->regs[30]);
+	WRITE_ONCE(a64_pre_x9, regs->regs[9]);
+	atomic_inc(&pre_hits);
+	return 0;
+}
+
+static void a64_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+	WRITE_ONCE(a64_post_pc, regs->pc);
+	WRITE_ONCE(a64_post_lr, regs->regs[30]);
+	atomic_inc(&post_hits);
+}
+
+/* Register @kp at @at with a64_pre() and a64_post(); count traps from now. */
+static void a64_arm(struct kunit *test, struct kprobe *kp, void *at)
+{
+	reset_counts();
+	a64_post_pc = 0;
+	init_probe(kp, at, NULL, 0, a64_pre, a64_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(kp));
+	a64_traps_before = brk_traps();
+}
+
+/*
+ * After @hits hits on @kp: each ran both handlers, was counted once and
+ * took @traps BRK traps; the last post_handler saw pc at @next (when
+ * not NULL). Unregisters @kp.
+ */
+static void a64_check(struct kunit *test, struct kprobe *kp, int hits,
+		      int traps, void *next)
+{
+	KUNIT_EXPECT_EQ(test, brk_traps() - a64_traps_before,
+			(unsigned long)hits * traps);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(kp), (unsigned long)hits);
+	unregister_kprobe(kp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), hits);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), hits);
+	if (next)
+		KUNIT_EXPECT_EQ(test, a64_post_pc, (unsigned long)next);
+}
+
+/* b: simulated, the post_handler sees pc at the target. */
+static void test_arm64_b(struct kunit *test)
+{
+	struct kprobe kp;
+
+	a64_arm(test, &kp, kpt64_b_probe);
+	KUNIT_EXPECT_EQ(test, kpt64_b(), 2ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_b(), 2ULL);
+	a64_check(test, &kp, 2, A64_SIMULATED, kpt64_b_to);
+	KUNIT_EXPECT_EQ(test, kpt64_b(), 2ULL);
+}
+
+/* bl: simulated, pc at the callee and x30 at the instruction after the bl. */
+static void test_arm64_bl(struct kunit *test)
+{
+	struct kprobe kp;
+
+	a64_arm(test, &kp, kpt64_bl_probe);
+	KUNIT_EXPECT_EQ(test, kpt64_bl(41), 42ULL);
+	KUNIT_EXPECT_EQ(test, a64_post_lr, (unsigned long)(kpt64_bl_probe + 1));
+	a64_check(test, &kp, 1, A64_SIMULATED, kpt64_leaf);
+}
+
+/* Whether b.<@cc> branches with the flags @nzcv (N is bit 3, V bit 0). */
+static bool a64_cond_holds(unsigned int cc, unsigned int nzcv)
+{
+	bool n = nzcv & 8, z = nzcv & 4, c = nzcv & 2, v = nzcv & 1;
+	bool holds;
+
+	switch (cc >> 1) {
+	case 0:
+		holds = z;			/* eq */
+		break;
+	case 1:
+		holds = c;			/* hs */
+		break;
+	case 2:
+		holds = n;			/* mi */
+		break;
+	case 3:
+		holds = v;			/* vs */
+		break;
+	case 4:
+		holds = c && !z;		/* hi */
+		break;
+	case 5:
+		holds = n == v;			/* ge */
+		break;
+	case 6:
+		holds = !z && n == v;		/* gt */
+		break;
+	default:
+		holds = true;			/* al */
+		break;
+	}
+	/* An odd condition is the even one's negation (but nv, not used). */
+	return cc & 1 ? !holds : holds;
+}
+
+/* b.cond: simulated, each of eq..le taken or not under all 16 flag values. */
+static void test_arm64_bcond(struct kunit *test)
+{
+	unsigned int cc, nzcv, wrong;
+	struct kprobe kp;
+
+	for (cc = 0; cc < 14; cc++) {
+		u32 *at = kpt64_bcond_probes + 2 * cc;
+
+		/* A b.cond (0x54, bit 4 clear) with the condition cc. */
+		KUNIT_ASSERT_EQ(test, *at & 0xff00001f, 0x54000000 | cc);
+		a64_arm(test, &kp, at);
+		wrong = 0;
+		for (nzcv = 0; nzcv < 16; nzcv++) {
+			bool taken = a64_cond_holds(cc, nzcv);
+
+			if (kpt64_bcond((u64)nzcv << 28, cc) != taken ||
+			    a64_post_pc != (unsigned long)(taken ? kpt64_bcond_taken : at + 1))
+				wrong++;
+		}
+		KUNIT_EXPECT_EQ_MSG(test, wrong, 0, "condition %u", cc);
+		a64_check(test, &kp, 16, A64_SIMULATED, NULL);
+	}
+}
+
+/*
+ * Run @call over @vals with a probe on each of the four branches of
+ * kpt64_cb() or kpt64_tb() in turn. Branch n, at @at[n], jumps over one
+ * orr that sets bit n of the result; @taken tells whether it branches.
+ * The asm targets are called only directly (they have no BTI landing
+ * pad): @call is a C function calling one.
+ */
+static void a64_branches_over(struct kunit *test, u32 *const at[4],
+			      u64 (*call)(u64), bool (*taken)(int n, u64 x),
+			      const u64 *vals, int nvals)
+{
+	struct kprobe kp;
+	int n, b, i;
+
+	for (n = 0; n < 4; n++) {
+		a64_arm(test, &kp, at[n]);
+		for (i = 0; i < nvals; i++) {
+			u64 want = 0;
+
+			for (b = 0; b < 4; b++)
+				want |= (u64)!taken(b, vals[i]) << b;
+			KUNIT_EXPECT_EQ_MSG(test, call(vals[i]), want,
+					    "branch %d, x %#llx", n, vals[i]);
+			KUNIT_EXPECT_EQ_MSG(test, a64_post_pc,
+					    (unsigned long)(at[n] + (taken(n, vals[i]) ? 2 : 1)),
+					    "branch %d, x %#llx", n, vals[i]);
+		}
+		a64_check(test, &kp, nvals, A64_SIMULATED, NULL);
+	}
+}
+
+/* kpt64_cb's branches: cbz x1, cbz w1, cbnz x1, cbnz w1. */
+static bool a64_cb_taken(int n, u64 x)
+{
+	bool zero = n & 1 ? !(u32)x : !x;
+
+	return n < 2 ? zero : !zero;
+}
+
+static u64 call_kpt64_cb(u64 x)
+{
+	return kpt64_cb(x);
+}
+
+/* cbz/cbnz: simulated, W and X forms (1 << 32 is zero as W only). */
+static void test_arm64_cbz(struct kunit *test)
+{
+	static const u64 vals[] = { 0, 1, BIT_ULL(32), 0xffffffffULL, ~0ULL };
+	u32 *const at[4] = { kpt64_cbz_x_probe, kpt64_cbz_w_probe,
+			     kpt64_cbnz_x_probe, kpt64_cbnz_w_probe };
+
+	a64_branches_over(test, at, call_kpt64_cb, a64_cb_taken, vals, ARRAY_SIZE(vals));
+}
+
+/* kpt64_tb's branches: tbz #3, tbz #40, tbnz #3, tbnz #40. */
+static bool a64_tb_taken(int n, u64 x)
+{
+	bool set = x & BIT_ULL(n & 1 ? 40 : 3);
+
+	return n < 2 ? !set : set;
+}
+
+static u64 call_kpt64_tb(u64 x)
+{
+	return kpt64_tb(x);
+}
+
+/* tbz/tbnz: simulated, bits 3 and 40 (bits 35 and 8 are their aliases mod 32). */
+static void test_arm64_tbz(struct kunit *test)
+{
+	static const u64 vals[] = { 0, BIT_ULL(3), BIT_ULL(40), BIT_ULL(40) | BIT_ULL(3),
+				    BIT_ULL(35), BIT_ULL(8), ~0ULL };
+	u32 *const at[4] = { kpt64_tbz_lo_probe, kpt64_tbz_hi_probe,
+			     kpt64_tbnz_lo_probe, kpt64_tbnz_hi_probe };
+
+	a64_branches_over(test, at, call_kpt64_tb, a64_tb_taken, vals, ARRAY_SIZE(vals));
+}
+
+/* adr and adrp: simulated; adrp gives the right 4K page, page-aligned. */
+static void test_arm64_adr(struct kunit *test)
+{
+	unsigned long page = (unsigned long)&kpt64_adrp_data & ~(SZ_4K - 1UL);
+	struct kprobe kp;
+
+	a64_arm(test, &kp, kpt64_adr_probe);
+	KUNIT_EXPECT_EQ(test, kpt64_adr(), (u64)(unsigned long)kpt64_adr);
+	a64_check(test, &kp, 1, A64_SIMULATED, kpt64_adr_probe + 1);
+
+	/* Still an adrp: the module loader left it as written. */
+	KUNIT_ASSERT_EQ(test, *kpt64_adrp_probe & 0x9f000000, 0x90000000);
+	a64_arm(test, &kp, kpt64_adrp_probe);
+	KUNIT_EXPECT_EQ(test, kpt64_adrp(), (u64)page);
+	a64_check(test, &kp, 1, A64_SIMULATED, kpt64_adrp_probe + 1);
+	KUNIT_EXPECT_EQ(test, kpt64_adrp(), (u64)page);
+}
+
+/* ldr literal, W and X, and ldrsw literal of a negative word: simulated. */
+static void test_arm64_ldr_literal(struct kunit *test)
+{
+	struct kprobe kp;
+
+	a64_arm(test, &kp, kpt64_ldr_x_probe);
+	KUNIT_EXPECT_EQ(test, kpt64_ldr_x(), 0x0123456789abcdefULL);
+	a64_check(test, &kp, 1, A64_SIMULATED, kpt64_ldr_x_probe + 1);
+
+	a64_arm(test, &kp, kpt64_ldr_w_probe);
+	KUNIT_EXPECT_EQ(test, kpt64_ldr_w(), 0x87654321ULL);
+	a64_check(test, &kp, 1, A64_SIMULATED, kpt64_ldr_w_probe + 1);
+
+	a64_arm(test, &kp, kpt64_ldrsw_probe);
+	KUNIT_EXPECT_EQ(test, kpt64_ldrsw(), 0xffffffff89abcdefULL);
+	a64_check(test, &kp, 1, A64_SIMULATED, kpt64_ldrsw_probe + 1);
+}
+
+/* br and blr: simulated; blr sets x30 to the instruction after it. */
+static void test_arm64_br_blr(struct kunit *test)
+{
+	struct kprobe kp;
+
+	a64_arm(test, &kp, kpt64_br_probe);
+	KUNIT_EXPECT_EQ(test, kpt64_br(), 5ULL);
+	a64_check(test, &kp, 1, A64_SIMULATED, kpt64_br_to);
+
+	a64_arm(test, &kp, kpt64_blr_probe);
+	KUNIT_EXPECT_EQ(test, kpt64_blr(41), 42ULL);
+	KUNIT_EXPECT_EQ(test, a64_post_lr, (unsigned long)(kpt64_blr_probe + 1));
+	a64_check(test, &kp, 1, A64_SIMULATED, kpt64_blr_to);
+}
+
+/* ret and ret x9: simulated, pc at the return address in x30 or x9. */
+static void test_arm64_ret(struct kunit *test)
+{
+	struct kprobe kp;
+
+	a64_arm(test, &kp, kpt64_ret_probe);
+	KUNIT_EXPECT_EQ(test, kpt64_ret(), 7ULL);
+	a64_check(test, &kp, 1, A64_SIMULATED, (void *)a64_pre_lr);
+
+	a64_arm(test, &kp, kpt64_ret_x9_probe);
+	KUNIT_EXPECT_EQ(test, kpt64_ret_x9(), 8ULL);
+	a64_check(test, &kp, 1, A64_SIMULATED, (void *)a64_pre_x9);
+}
+
+/* add, sub, mrs nzcv: stepped, the post_handler at the next instruction. */
+static void test_arm64_stepped_alu(struct kunit *test)
+{
+	struct kprobe kp;
+
+	a64_arm(test, &kp, kpt64_add_probe);
+	KUNIT_EXPECT_EQ(test, kpt64_addsub(10), 13ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_addsub(~0ULL), 2ULL);
+	a64_check(test, &kp, 2, A64_STEPPED, kpt64_add_probe + 1);
+
+	a64_arm(test, &kp, kpt64_sub_probe);
+	KUNIT_EXPECT_EQ(test, kpt64_addsub(10), 13ULL);
+	a64_check(test, &kp, 1, A64_STEPPED, kpt64_sub_probe + 1);
+
+	/* The flags survive the trap and the step. */
+	a64_arm(test, &kp, kpt64_mrs_probe);
+	KUNIT_EXPECT_EQ(test, kpt64_mrs_nzcv(0xa0000000), 0xa0000000ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_mrs_nzcv(0x50000000), 0x50000000ULL);
+	a64_check(test, &kp, 2, A64_STEPPED, kpt64_mrs_probe + 1);
+}
+
+/* str/ldr [sp, #8], stp pre-index, ldp post-index on sp: stepped. */
+static void test_arm64_stepped_stack(struct kunit *test)
+{
+	u32 *const at[] = { kpt64_str_probe, kpt64_ldr_sp_probe,
+			    kpt64_stp_probe, kpt64_ldp_probe };
+	struct kprobe kp;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(at); i++) {
+		a64_arm(test, &kp, at[i]);
+		/* 2 * x + 1, and sp back where it was. */
+		KUNIT_EXPECT_EQ_MSG(test, kpt64_stack(20), 41ULL, "%pS", at[i]);
+		a64_check(test, &kp, 1, A64_STEPPED, at[i] + 1);
+	}
+}
+
+/* dmb, dsb, isb, nop: stepped. */
+static void test_arm64_stepped_barriers(struct kunit *test)
+{
+	u32 *const at[] = { kpt64_dmb_probe, kpt64_dsb_probe,
+			    kpt64_isb_probe, kpt64_nop_probe };
+	struct kprobe kp;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(at); i++) {
+		a64_arm(test, &kp, at[i]);
+		KUNIT_EXPECT_EQ_MSG(test, kpt64_barriers(1), 2ULL, "%pS", at[i]);
+		a64_check(test, &kp, 1, A64_STEPPED, at[i] + 1);
+	}
+}
+
+/* ldadd and cas (LSE atomics): stepped, memory and registers right. */
+static void test_arm64_stepped_lse(struct kunit *test)
+{
+	struct kprobe kp;
+	u64 v = 10;
+
+	if (!cpu_have_named_feature(ATOMICS))
+		kunit_skip(test, "the CPUs have no LSE atomics");
+
+	a64_arm(test, &kp, kpt64_ldadd_probe);
+	KUNIT_EXPECT_EQ(test, kpt64_ldadd(&v), 10ULL);
+	KUNIT_EXPECT_EQ(test, v, 15ULL);
+	a64_check(test, &kp, 1, A64_STEPPED, kpt64_ldadd_probe + 1);
+
+	a64_arm(test, &kp, kpt64_cas_probe);
+	KUNIT_EXPECT_EQ(test, kpt64_cas(&v, 15, 20), 15ULL);	/* swaps */
+	KUNIT_EXPECT_EQ(test, v, 20ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_cas(&v, 15, 30), 20ULL);	/* does not */
+	KUNIT_EXPECT_EQ(test, v, 20ULL);
+	a64_check(test, &kp, 2, A64_STEPPED, kpt64_cas_probe + 1);
+}
+
+/*
+ * paciasp and bti c: stepped. With pointer authentication on, the
+ * autiasp of kpt64_pac only passes if the stepped paciasp signed x30
+ * with the function's own sp.
+ */
+static void test_arm64_stepped_hints(struct kunit *test)
+{
+	struct kprobe kp;
+
+	if (!system_supports_address_auth())
+		kunit_info(test, "no pointer authentication: paciasp is a nop here");
+	a64_arm(test, &kp, kpt64_paciasp_probe);
+	KUNIT_EXPECT_EQ(test, kpt64_pac(1), 2ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_pac(2), 3ULL);
+	a64_check(test, &kp, 2, A64_STEPPED, kpt64_paciasp_probe + 1);
+
+	a64_arm(test, &kp, kpt64_bti_probe);
+	KUNIT_EXPECT_EQ(test, kpt64_bti(1), 3ULL);
+	a64_check(test, &kp, 1, A64_STEPPED, kpt64_bti_probe + 1);
+}
+
+/* Registering at @at fails with -EINVAL and leaves the text as it was. */
+static void a64_expect_refused(struct kunit *test, void *at)
+{
+	u32 *word = PTR_ALIGN_DOWN((u32 *)at, 4);
+	u32 before = READ_ONCE(*word);
+	struct kprobe kp;
+	int ret;
+
+	init_probe(&kp, at, NULL, 0, count_pre, NULL);
+	ret = register_kprobe(&kp);
+	KUNIT_EXPECT_EQ_MSG(test, ret, -EINVAL, "%pS: %08x", at, before);
+	if (!ret)
+		unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(*word), before);
+}
+
+/*
+ * Refused: every instruction of kpt64_refused_insns (exception
+ * generating, system register and DAIF writes, wait hints, autiasp,
+ * retaa, prfm and SIMD&FP literal loads, one with an exception-table
+ * entry), the exclusive pair and an add between them, and addresses
+ * that are not 4-byte aligned. None of them runs.
+ */
+static void test_arm64_refused(struct kunit *test)
+{
+	u32 *at;
+
+	/* The 17 instructions listed in the asm, no fewer. */
+	KUNIT_EXPECT_EQ(test, kpt64_refused_end - kpt64_refused_insns, 17);
+	for (at = kpt64_refused_insns; at < kpt64_refused_end; at++)
+		a64_expect_refused(test, at);
+	KUNIT_EXPECT_EQ(test, kpt64_excl_end - kpt64_excl, 3);
+	for (at = kpt64_excl; at < kpt64_excl_end; at++)
+		a64_expect_refused(test, at);
+	a64_expect_refused(test, (u8 *)kpt64_add_probe + 1);
+	a64_expect_refused(test, (u8 *)kpt64_add_probe + 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 0);
+	KUNIT_EXPECT_EQ(test, kpt64_addsub(1), 4ULL);
+}
+
+/* Return 77 to the caller at once: the instruction and post_handler are skipped. */
+static int a64_redirect_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	regs->regs[0] = 77;
+	instruction_pointer_set(regs, regs->regs[30]);
+	atomic_inc(&pre_hits);
+	return 1;
+}
+
+/* A pre_handler that redirects, on a stepped and on a simulated instruction. */
+static void test_arm64_redirect(struct kunit *test)
+{
+	unsigned long traps;
+	struct kprobe kp;
+
+	init_probe(&kp, kpt64_add_probe, NULL, 0, a64_redirect_pre, count_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	traps = brk_traps();
+	KUNIT_EXPECT_EQ(test, kpt64_addsub(1), 77ULL);
+	/* No step: the probe's own trap only. */
+	KUNIT_EXPECT_EQ(test, brk_traps() - traps, 1UL);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&kp), 1UL);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, kpt64_addsub(1), 4ULL);
+
+	init_probe(&kp, kpt64_b_probe, NULL, 0, a64_redirect_pre, count_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	traps = brk_traps();
+	KUNIT_EXPECT_EQ(test, kpt64_b(), 77ULL);
+	KUNIT_EXPECT_EQ(test, brk_traps() - traps, 1UL);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&kp), 1UL);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, kpt64_b(), 2ULL);
+
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 0);
+}
+
+/* The interrupted context's pstate and irq state, as the pre (0) and post (1) handlers saw them. */
+static unsigned long a64_irq_pstate[2];
+static bool a64_irq_on[2];
+
+static int a64_irq_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	a64_irq_pstate[0] = regs->pstate;
+	a64_irq_on[0] = interrupts_enabled(regs);
+	atomic_inc(&pre_hits);
+	return 0;
+}
+
+static void a64_irq_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+	a64_irq_pstate[1] = regs->pstate;
+	a64_irq_on[1] = interrupts_enabled(regs);
+	atomic_inc(&post_hits);
+}
+
+/*
+ * One call of the probed kpt64_addsub() (@stepped) or kpt64_b() with
+ * interrupts off if @off: the handlers see them as the caller had them,
+ * and so does the caller afterwards. With GIC priority masking (pseudo
+ * NMIs) local_irq_disable() leaves PSTATE.I clear: interrupts_enabled()
+ * reads the saved PMR then.
+ */
+static void a64_irq_round(struct kunit *test, bool stepped, bool off)
+{
+	bool off_after;
+	u64 ret;
+	int i;
+
+	if (off)
+		local_irq_disable();
+	ret = stepped ? kpt64_addsub(1) : kpt64_b();
+	off_after = irqs_disabled();
+	if (off)
+		local_irq_enable();
+
+	KUNIT_EXPECT_EQ(test, ret, stepped ? 4ULL : 2ULL);
+	KUNIT_EXPECT_EQ(test, off_after, off);
+	for (i = 0; i < 2; i++) {
+		KUNIT_EXPECT_EQ_MSG(test, a64_irq_on[i], !off, "%s handler", i ? "post" : "pre");
+		if (!off || !system_uses_irq_prio_masking())
+			KUNIT_EXPECT_EQ_MSG(test, !!(a64_irq_pstate[i] & PSR_I_BIT), off,
+					    "%s handler", i ? "post" : "pre");
+	}
+}
+
+/* The interrupt mask around a hit: as the probed code had it, before and after. */
+static void test_arm64_irq_state(struct kunit *test)
+{
+	struct kprobe kp;
+	int stepped;
+
+	for (stepped = 0; stepped < 2; stepped++) {
+		init_probe(&kp, stepped ? kpt64_add_probe : kpt64_b_probe, NULL, 0,
+			   a64_irq_pre, a64_irq_post);
+		KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+		a64_irq_round(test, stepped, false);
+		a64_irq_round(test, stepped, true);
+		a64_irq_round(test, stepped, false);
+		unregister_kprobe(&kp);
+	}
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 6);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 6);
+}
+
+/* From a handler: the functions of the inner probes, a simulated one and a stepped one. */
+static void a64_call_inner(void)
+{
+	HANDLER_CHECK(kpt64_b() == 2);
+	HANDLER_CHECK(kpt64_addsub(1) == 4);
+}
+
+static int a64_nest_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	a64_call_inner();
+	atomic_inc(&pre_hits);
+	return 0;
+}
+
+static void a64_nest_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+	a64_call_inner();
+	atomic_inc(&post_hits);
+}
+
+/*
+ * Hits inside an outer probe's handlers, the outer one simulated (ldr
+ * literal), then stepped (nop): the inner probes (b, add) count a miss
+ * each time and run no handler; every function returns right.
+ */
+static void test_arm64_nested_hit(struct kunit *test)
+{
+	struct kprobe outer, sim, stepped;
+	struct kprobe *kps[] = { &outer, &sim, &stepped };
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		reset_counts();
+		init_probe(&outer, i ? kpt64_nop_probe : kpt64_ldr_x_probe, NULL, 0,
+			   a64_nest_pre, a64_nest_post);
+		init_probe(&sim, kpt64_b_probe, NULL, 0, count_pre2, count_post2);
+		init_probe(&stepped, kpt64_add_probe, NULL, 0, count_pre2, count_post2);
+		KUNIT_ASSERT_EQ(test, 0, register_kprobes(kps, ARRAY_SIZE(kps)));
+		if (i)
+			KUNIT_EXPECT_EQ(test, kpt64_barriers(1), 2ULL);
+		else
+			KUNIT_EXPECT_EQ(test, kpt64_ldr_x(), 0x0123456789abcdefULL);
+		KUNIT_EXPECT_EQ(test, kprobe_hits(&outer), 1UL);
+		KUNIT_EXPECT_EQ(test, kprobe_hits(&sim), 0UL);
+		KUNIT_EXPECT_EQ(test, kprobe_hits(&stepped), 0UL);
+		unregister_kprobes(kps, ARRAY_SIZE(kps));
+		KUNIT_EXPECT_EQ(test, sim.nmissed, 2UL);
+		KUNIT_EXPECT_EQ(test, stepped.nmissed, 2UL);
+		KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+		KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
+		KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 0);
+		KUNIT_EXPECT_EQ(test, atomic_read(&post2_hits), 0);
+	}
+}
+
+/*
+ * A kretprobe on kpt64_pac, whose entry probe is on its paciasp: the
+ * return address it swaps in is what gets signed and authenticated.
+ * The handler runs once a call, and each call returns right.
+ */
+static void test_arm64_kretprobe_pac(struct kunit *test)
+{
+#ifdef CONFIG_KRETPROBES
+	struct kretprobe rp;
+	int i;
+
+	if (!system_supports_address_auth())
+		kunit_info(test, "no pointer authentication: paciasp is a nop here");
+	atomic_set(&ret_hits, 0);
+	init_rp(&rp, "kpt64_pac", NULL, return_count, 0, 0);
+	KUNIT_ASSERT_EQ(test, 0, register_kretprobe(&rp));
+	KUNIT_EXPECT_PTR_EQ(test, (void *)rp.kp.addr, (void *)kpt64_paciasp_probe);
+	for (i = 1; i <= 3; i++)
+		KUNIT_EXPECT_EQ(test, kpt64_pac(10 * i), 10ULL * i + 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 3);
+	KUNIT_EXPECT_EQ(test, last_retval, 31UL);
+	unregister_kretprobe(&rp);
+	KUNIT_EXPECT_EQ(test, kpt64_pac(1), 2ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 3);
+#else
+	kunit_skip(test, "no kretprobes");
+#endif
+}
+
+#define A64_BATCH 32
+
+/* One register_kprobes() of 32 probes on kpt64_adds' adds: each hit once. */
+static void test_arm64_batch(struct kunit *test)
+{
+	struct kprobe *probes, **kps;
+	unsigned long traps;
+	int i, found = 0;
+
+	probes = kunit_kcalloc(test, A64_BATCH, sizeof(*probes), GFP_KERNEL);
+	kps = kunit_kcalloc(test, A64_BATCH, sizeof(*kps), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, probes);
+	KUNIT_ASSERT_NOT_NULL(test, kps);
+	for (i = 0; i < A64_BATCH; i++) {
+		/* add x0, x0, #1 */
+		KUNIT_ASSERT_EQ(test, kpt64_adds_probes[i], 0x91000400);
+		init_probe(&probes[i], kpt64_adds_probes + i, NULL, 0, count_pre, count_post);
+		kps[i] = &probes[i];
+	}
+	KUNIT_ASSERT_EQ(test, 0, register_kprobes(kps, A64_BATCH));
+	traps = brk_traps();
+	KUNIT_EXPECT_EQ(test, kpt64_adds(1), 1ULL + A64_BATCH);
+	KUNIT_EXPECT_EQ(test, brk_traps() - traps, 2UL * A64_BATCH);
+	for (i = 0; i < A64_BATCH; i++)
+		found += kprobe_hits(&probes[i]) == 1;
+	KUNIT_EXPECT_EQ(test, found, A64_BATCH);
+	unregister_kprobes(kps, A64_BATCH);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), A64_BATCH);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), A64_BATCH);
+
+	found = 0;
+	for (i = 0; i < A64_BATCH; i++)
+		found += !probe_at(probes[i].addr);
+	KUNIT_EXPECT_EQ(test, found, A64_BATCH);
+	traps = brk_traps();
+	KUNIT_EXPECT_EQ(test, kpt64_adds(1), 1ULL + A64_BATCH);
+	KUNIT_EXPECT_EQ(test, brk_traps() - traps, 0UL);
+}
+#endif /* CONFIG_ARM64 */
+
 static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_kprobe_by_symbol),
 	KUNIT_CASE(test_kprobe_by_addr),
@@ -5086,6 +5752,28 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_kretprobe_unregister_in_flight),
 	KUNIT_CASE(test_kretprobe_unregister_racing),
 	KUNIT_CASE(test_kretprobe_deferred_in_flight),
+#endif
+#ifdef CONFIG_ARM64
+	KUNIT_CASE(test_arm64_b),
+	KUNIT_CASE(test_arm64_bl),
+	KUNIT_CASE(test_arm64_bcond),
+	KUNIT_CASE(test_arm64_cbz),
+	KUNIT_CASE(test_arm64_tbz),
+	KUNIT_CASE(test_arm64_adr),
+	KUNIT_CASE(test_arm64_ldr_literal),
+	KUNIT_CASE(test_arm64_br_blr),
+	KUNIT_CASE(test_arm64_ret),
+	KUNIT_CASE(test_arm64_stepped_alu),
+	KUNIT_CASE(test_arm64_stepped_stack),
+	KUNIT_CASE(test_arm64_stepped_barriers),
+	KUNIT_CASE(test_arm64_stepped_lse),
+	KUNIT_CASE(test_arm64_stepped_hints),
+	KUNIT_CASE(test_arm64_refused),
+	KUNIT_CASE(test_arm64_redirect),
+	KUNIT_CASE(test_arm64_irq_state),
+	KUNIT_CASE(test_arm64_nested_hit),
+	KUNIT_CASE(test_arm64_kretprobe_pac),
+	KUNIT_CASE(test_arm64_batch),
 #endif
 	KUNIT_CASE(test_kretprobe_stacktrace),
 	{}
