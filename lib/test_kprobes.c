@@ -5588,7 +5588,7 @@ static void test_arm64_kretprobe_pac(struct kunit *test)
 static void test_arm64_batch(struct kunit *test)
 {
 	struct kprobe *probes, **kps;
-	unsigned long traps;
+	unsigned long traps, syncs;
 	int i, found = 0;
 
 	probes = kunit_kcalloc(test, A64_BATCH, sizeof(*probes), GFP_KERNEL);
@@ -5601,14 +5601,19 @@ static void test_arm64_batch(struct kunit *test)
 		init_probe(&probes[i], kpt64_adds_probes + i, NULL, 0, count_pre, count_post);
 		kps[i] = &probes[i];
 	}
+	syncs = kprobe_text_syncs;
 	KUNIT_ASSERT_EQ(test, 0, register_kprobes(kps, A64_BATCH));
+	/* One stop_machine() for the whole batch, not one per probe. */
+	KUNIT_EXPECT_EQ(test, kprobe_text_syncs - syncs, 1UL);
 	traps = brk_traps();
 	KUNIT_EXPECT_EQ(test, kpt64_adds(1), 1ULL + A64_BATCH);
 	KUNIT_EXPECT_EQ(test, brk_traps() - traps, 2UL * A64_BATCH);
 	for (i = 0; i < A64_BATCH; i++)
 		found += kprobe_hits(&probes[i]) == 1;
 	KUNIT_EXPECT_EQ(test, found, A64_BATCH);
+	syncs = kprobe_text_syncs;
 	unregister_kprobes(kps, A64_BATCH);
+	KUNIT_EXPECT_EQ(test, kprobe_text_syncs - syncs, 1UL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), A64_BATCH);
 	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), A64_BATCH);
 
