@@ -887,6 +887,75 @@ static int t_revive(void)
 	return ok && !contains(D "/list", "kprobe_callee");
 }
 
+#ifdef __aarch64__
+/*
+ * The uprobe target: an ADD, which arm64's uprobes step out of line, then
+ * a B, which they simulate; both go through the instruction decoder that
+ * arm64's kprobes share (arch/arm64/kernel/probes/decode-insn.c).
+ */
+asm(".text\n"
+    ".globl kpt_user_fn\n"
+    ".type kpt_user_fn, %function\n"
+    ".balign 16\n"
+    "kpt_user_fn:\n"
+    "	add x0, x0, #3\n"
+    "	b 1f\n"
+    "1:	ret\n"
+    ".size kpt_user_fn, . - kpt_user_fn\n");
+unsigned long kpt_user_fn(unsigned long x);
+
+/* The offset in this program's file of its code at @addr; 0 if unknown. */
+static unsigned long file_offset(unsigned long addr)
+{
+	unsigned long start, end, off;
+	char *s = slurp("/proc/self/maps"), *line, *save;
+
+	for (line = s ? strtok_r(s, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save))
+		if (sscanf(line, "%lx-%lx %*s %lx", &start, &end, &off) == 3 &&
+		    addr >= start && addr < end)
+			return addr - start + off;
+	return 0;
+}
+
+/* Uprobes on the stepped ADD and the simulated B: each traced per call. */
+static int t_uprobe(void)
+{
+	unsigned long off = file_offset((unsigned long)kpt_user_fn);
+	char exe[256], ev[640];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int i, right = 0, adds, bs;
+
+	if (access(T "/uprobe_events", F_OK))
+		return skip("this kernel has no uprobe events");
+	if (n <= 0 || !off)
+		return 0;
+	exe[n] = 0;
+	snprintf(ev, sizeof(ev), "p:kpup/add %s:0x%lx\np:kpup/b %s:0x%lx\n",
+		 exe, off, exe, off + 4);
+	if (put(T "/uprobe_events", ev, 1))
+		return 0;
+	put(T "/trace", "", 0);
+	if (put(T "/events/kpup/enable", "1", 0))
+		return 0;
+	for (i = 0; i < 5; i++)
+		right += kpt_user_fn(i) == (unsigned long)i + 3;
+	put(T "/events/kpup/enable", "0", 0);
+	adds = lines_with(T "/trace", " add:", NULL);
+	bs = lines_with(T "/trace", " b:", NULL);
+	put(T "/uprobe_events", "-:kpup/add\n", 1);
+	put(T "/uprobe_events", "-:kpup/b\n", 1);
+	note("%s at file offset 0x%lx: right results %d of 5; trace lines add %d, b %d",
+	     exe, off, right, adds, bs);
+	return right == 5 && adds == 5 && bs == 5;
+}
+#else
+static int t_uprobe(void)
+{
+	return skip("the uprobe case is arm64's, whose decoder kprobes share");
+}
+#endif
+
 static int t_list_empty(void)
 {
 	char *s = slurp(D "/list");
@@ -926,6 +995,7 @@ static void selftests(void)
 	report("stats_count_hits", t_stats());
 	report("gone_site_revived", t_revive());
 	report("optimized_probe_event", t_optimized());
+	report("uprobe_stepped_and_simulated", t_uprobe());
 	report("list_empty_at_end", t_list_empty());
 }
 
