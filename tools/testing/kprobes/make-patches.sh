@@ -276,7 +276,7 @@ the return address, so that the function returns to a trampoline that
 calls the user's return handler.
 
 kretprobe.c builds them on rethook where the architecture has it
-(CONFIG_KRETPROBE_ON_RETHOOK: x86, arm64, riscv, s390, loongarch,
+(CONFIG_KRETPROBE_ON_RETHOOK: x86, riscv, s390, loongarch,
 powerpc); elsewhere the core keeps the instances itself: a pool per
 kretprobe (objpool), a per-task list of pending returns, the trampoline
 handler and the lookup the unwinders use to find the real return
@@ -513,6 +513,49 @@ the switch to the new x86-64 code. Remove them, and name the directory
 and <asm/kprobes.h> in the KPROBES entry of MAINTAINERS.
 EOF
 
+# ---- arm64 ---------------------------------------------------------------
+
+a64=arch/arm64/kernel/probes
+g rm -q $a64/kprobes.c $a64/kprobes_trampoline.S
+put arch/arm64/include/asm/kprobes.h $a64/Makefile
+add $a64/breakpoint.c $a64/arming.c $a64/kretprobe.c $a64/kretprobe_trampoline.S
+commit "arm64: kprobes: a breakpoint path of our own, batched arming" <<'EOF'
+Replace arm64's kprobes.c and kprobes_trampoline.S with code written
+against <linux/kprobes_arch.h>. decode-insn.c and simulate-insn.c stay
+as they are (uprobes share them), and so does what a hit does: a
+branch, a PC-relative address or a literal load is simulated in the
+BRK handler, anything else steppable runs from a slot ended by a
+second BRK, with DAIF masked.
+
+What changes:
+- Arming is batched (HAVE_KPROBE_BATCH): register_kprobes() of N
+  probes writes its N breakpoints in one stop_machine(), not N. When
+  every instruction involved is one the architecture lets change under
+  a running CPU (B, BL, NOP, ISB, BRK), the writes go without
+  stop_machine() and one IPI round synchronises the CPUs.
+- A kretprobe's return runs through a trampoline that saves a pt_regs
+  and calls the handler (no BRK), with a frame record the unwinder
+  maps back to the real return address.
+- Refused, which the tree accepts: an LDR (literal) into a SIMD&FP
+  register, which the decoder's literal test misses, so the tree steps
+  it out of line and loads from an address relative to the slot; and,
+  with DYNAMIC_FTRACE_WITH_CALL_OPS, the two words before a function's
+  patch site, which hold the ftrace_ops pointer ftrace_caller loads.
+- PSTATE.BTYPE is cleared wherever the hit resumes somewhere else than
+  the probed instruction (a redirecting pre_handler, a simulated
+  branch, the slot and back), so a landing pad's BTYPE is not checked
+  against the instruction we resume at.
+- Hits count per probe (arch_kprobe_counts_hits), disabled-but-armed
+  sites run their instruction without handlers, and a BRK whose probe
+  left after the CPU took it (the word already restored) retries the
+  original instruction instead of dying.
+- The query file names the rule that refused a point (misaligned, an
+  exception table entry, inside an exclusive load/store sequence, ...).
+
+Error codes are the tree's arm64 ones: -EINVAL for a misaligned
+address and for every refused instruction, -ENOMEM.
+EOF
+
 # ---- samples, tests, documentation ----------------------------------------
 
 put samples/kprobes/kprobe_example.c samples/kprobes/kretprobe_example.c \
@@ -532,7 +575,7 @@ EOF
 # set, written by the tree's own unifdef (scripts/unifdef.c; it exits 1
 # when it took something out).
 gcc -O2 -o "$build/unifdef" "$pristine/scripts/unifdef.c"
-"$build/unifdef" -B -UCONFIG_X86_64 "$repo/lib/test_kprobes.c" \
+"$build/unifdef" -B -UCONFIG_X86_64 -UCONFIG_ARM64 "$repo/lib/test_kprobes.c" \
 	> "$work/lib/test_kprobes.c" || [ $? = 1 ]
 g add -f lib/test_kprobes.c
 commit "kprobes: a KUnit suite for the core" <<'EOF'
@@ -555,7 +598,7 @@ EOF
 # Then the x86-64 cases of the breakpoint path, then those of jump
 # optimization, then those that need a data breakpoint, each in a patch
 # of its own.
-"$build/unifdef" -B -UCONFIG_HAVE_HW_BREAKPOINT -UCONFIG_OPTPROBES \
+"$build/unifdef" -B -UCONFIG_HAVE_HW_BREAKPOINT -UCONFIG_OPTPROBES -UCONFIG_ARM64 \
 	"$repo/lib/test_kprobes.c" > "$work/lib/test_kprobes.c" || [ $? = 1 ]
 g add -f lib/test_kprobes.c
 add lib/test_kprobes.h
@@ -572,7 +615,7 @@ on, an int3 trap for a byte already restored, and a lock prefix patched
 out on a kernel booted with one CPU.
 EOF
 
-"$build/unifdef" -B -UCONFIG_HAVE_HW_BREAKPOINT "$repo/lib/test_kprobes.c" \
+"$build/unifdef" -B -UCONFIG_HAVE_HW_BREAKPOINT -UCONFIG_ARM64 "$repo/lib/test_kprobes.c" \
 	> "$work/lib/test_kprobes.c" || [ $? = 1 ]
 g add -f lib/test_kprobes.c
 commit "x86/kprobes: KUnit cases for jump optimization" <<'EOF'
@@ -585,7 +628,9 @@ a second CPU hits it, and the query file on a function whose jump is
 still retiring (the query must not decode text that holds it).
 EOF
 
-put lib/test_kprobes.c
+"$build/unifdef" -B -UCONFIG_ARM64 "$repo/lib/test_kprobes.c" \
+	> "$work/lib/test_kprobes.c" || [ $? = 1 ]
+g add -f lib/test_kprobes.c
 commit "x86/kprobes: KUnit cases for probe hits nested three deep" <<'EOF'
 A data breakpoint's handler runs in the #DB, as an NMI handler runs in
 the NMI: it may come in the middle of a probe hit, even of a nested
@@ -594,6 +639,24 @@ instruction reads, and have its handler call a probed function: a hit
 three levels deep, which the tree answers with BUG(). Also the probe
 hit again from the #DB while its own trapping copy runs, which must not
 be taken for the end of the outer hit.
+EOF
+
+put lib/test_kprobes.c
+commit "arm64: kprobes: KUnit cases for the arm64 breakpoint path" <<'EOF'
+Add arm64 cases to the KUnit suite, on functions written in assembly
+so that each probed instruction is known: every kind the BRK handler
+simulates (B, BL, B.cond over all conditions and flags, CBZ/CBNZ,
+TBZ/TBNZ, ADR, ADRP, LDR/LDRSW literal, BR, BLR, RET) in one BRK per
+hit, and kinds stepped out of line (ALU, stack loads and stores with
+writeback, barriers, LSE atomics, PACIASP and BTI) in two, counted
+with a per-CPU trap counter; each refused kind with -EINVAL and its
+word untouched (BRK, SVC, HVC, ERET, MSR, MRS DAIF, WFI/WFE/YIELD,
+AUTIASP, RETAA, PRFM literal, SIMD&FP literal loads, an exception
+table entry, the exclusive load/store window, misaligned addresses);
+a redirecting pre_handler; the interrupt mask seen by handlers and
+restored after the step; nested hits; a kretprobe on a function that
+signs its return address; and one register_kprobes() of 32 probes
+costing one text synchronisation each way.
 EOF
 
 put Documentation/trace/kprobes.rst
