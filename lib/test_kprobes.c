@@ -62,7 +62,7 @@
 
 #ifdef CONFIG_ARM64
 #include <asm/asm-extable.h>
-#include <asm/cpufeature.h>
+#include <linux/cpufeature.h>
 #include <asm/ptrace.h>
 #endif
 
