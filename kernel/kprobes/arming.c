@@ -94,14 +94,22 @@ bool kprobe_ftrace_disabled __read_mostly;
  * without the flag, as in the tree, and so does a probe with a
  * post_handler that joins a site already armed without one.
  */
+/*
+ * With DYNAMIC_FTRACE_WITH_REGS the arch's handler takes a full pt_regs
+ * from ftrace; an arch with DYNAMIC_FTRACE_WITH_ARGS alone (arm64)
+ * builds the handlers' pt_regs from the ftrace_regs itself.
+ */
+#define KPROBE_FTRACE_REGS \
+	(IS_ENABLED(CONFIG_DYNAMIC_FTRACE_WITH_REGS) ? FTRACE_OPS_FL_SAVE_REGS : 0)
+
 static struct ftrace_ops kprobe_ftrace_ops __read_mostly = {
 	.func = kprobe_ftrace_handler,
-	.flags = FTRACE_OPS_FL_SAVE_REGS,
+	.flags = KPROBE_FTRACE_REGS,
 };
 
 static struct ftrace_ops kprobe_ipmodify_ops __read_mostly = {
 	.func = kprobe_ftrace_handler,
-	.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY,
+	.flags = KPROBE_FTRACE_REGS | FTRACE_OPS_FL_IPMODIFY,
 };
 
 static struct ftrace_ops *const kprobe_ftrace_ops_by_kind[KPROBE_FTRACE_NR] = {

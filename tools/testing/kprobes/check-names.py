@@ -50,7 +50,8 @@ GENERATED = re.compile(r'^(__ksymtab|__kstrtab|__kcrctab|__export_symbol|__pfx_|
                        r'__kunit|__param|__mod_|\.)')
 
 # Our objects in arch/arm64/kernel/probes/ (the rest there is the tree's).
-OUR_ARM64_PROBES = {'breakpoint', 'arming', 'kretprobe', 'kretprobe_trampoline'}
+OUR_ARM64_PROBES = {'breakpoint', 'arming', 'kretprobe', 'kretprobe_trampoline',
+                    'ftrace_entry', 'ftrace_stub'}
 
 # Never linked into a kernel.
 SKIP_DIRS = ('tools/', 'scripts/', 'Documentation/', 'samples/', 'usr/')

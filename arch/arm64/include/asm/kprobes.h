@@ -68,6 +68,15 @@ DECLARE_PER_CPU(unsigned long, kprobe_brk_traps);
 extern unsigned long kprobe_text_syncs;
 #endif
 
+#ifdef CONFIG_KPROBES_ON_FTRACE
+struct ftrace_ops;
+struct ftrace_regs;
+/* Called by kprobe_ftrace_handler (ftrace_stub.S). */
+void kprobe_ftrace_hit(unsigned long ip, unsigned long parent_ip,
+		       struct ftrace_ops *ops, struct ftrace_regs *fregs,
+		       unsigned long *saved, bool exact);
+#endif
+
 #ifdef CONFIG_KRETPROBES
 /* Called by __kretprobe_trampoline (kretprobe_trampoline.S). */
 unsigned long kretprobe_return_handler(struct pt_regs *regs);

@@ -1,0 +1,123 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# bench-arm64.sh [kernels|modules|boot|report|all]: make bench-arm64. Our
+# arm64 kprobes against the tree's, each built from the arm64 guest's
+# fragments (arch-common.config, arm64.config) plus bench-arm64.config,
+# each booted once under qemu-system-aarch64 -machine virt -cpu max
+# -icount shift=0 with an initramfs whose /init (bench-arm64/init.c)
+# loads bench-arm64/kprobe_bench_arm64.ko, which prints "KPB..." lines
+# on the console; then bench-arm64-report.py writes out/bench-arm64.txt.
+#
+#   kernels  build the two kernels (.build/obj-bench-arm64-ours, -upstream)
+#   modules  build the module against each, and the initramfs
+#   boot     boot each: .build/console-bench-arm64-{ours,upstream}.log
+#   report   only the report, from the last consoles
+#   all      (the default) all of the above
+#
+# Environment: BENCH_ARM64_KERNELS ("ours upstream"), BENCH_ARM64_SRC (the
+# source of "ours"; default .build/src, made by prepare-tree.sh first),
+# BENCH_ARM64_ARGS (module parameters, e.g. "reps=7 sizes=1,100,1000"),
+# BENCH_ARM64_TIMEOUT (seconds per guest, 3600), JOBS (2).
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../../.." && pwd)
+t=$repo/tools/testing/kprobes
+build=$repo/.build
+out=$repo/out
+: "${BENCH_ARM64_KERNELS:=ours upstream}"
+: "${BENCH_ARM64_SRC:=}"
+: "${BENCH_ARM64_ARGS:=}"
+: "${BENCH_ARM64_TIMEOUT:=3600}"
+jobs=${JOBS:-2}
+mode=${1:-all}
+export ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-
+export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/kprobes-ccache}
+cc="ccache aarch64-linux-gnu-gcc"
+
+src_of() {
+	case $1 in
+	ours)     echo "${BENCH_ARM64_SRC:-$build/src}" ;;
+	upstream) echo "$build/linux-source-6.12" ;;
+	*)        echo "bench-arm64: no kernel '$1' (ours, upstream)" >&2; exit 2 ;;
+	esac
+}
+
+kmake() {
+	local which=$1
+	shift
+	nice -n 19 make -s -C "$(src_of "$which")" O="$build/obj-bench-arm64-$which" \
+		CC="$cc" -j"$jobs" "$@"
+}
+
+kernels() {
+	local which
+	if [[ " $BENCH_ARM64_KERNELS " = *" ours "* ]] && [ -z "$BENCH_ARM64_SRC" ]; then
+		"$t/prepare-tree.sh"
+	fi
+	for which in $BENCH_ARM64_KERNELS; do
+		"$t/config.sh" "$(src_of "$which")" "$build/obj-bench-arm64-$which" \
+			"$t/arch-common.config" "$t/arm64.config" "$t/bench-arm64.config"
+		echo "  KERNEL  bench-arm64, $which kprobes"
+		kmake "$which" Image modules
+	done
+}
+
+modules() {
+	local which mod root ours init=$build/bench-arm64-init
+	if [ ! -x "$init" ] || [ "$t/bench-arm64/init.c" -nt "$init" ]; then
+		echo "  CC      .build/bench-arm64-init (static, aarch64)"
+		aarch64-linux-gnu-gcc -static -O2 -Wall -o "$init" "$t/bench-arm64/init.c"
+	fi
+	for which in $BENCH_ARM64_KERNELS; do
+		mod=$build/bench-arm64-mod-$which
+		mkdir -p "$mod"
+		rsync -c "$t"/bench-arm64/kprobe_bench_arm64*.[cS] "$t/bench-arm64/Kbuild" "$mod/"
+		# Only ours has the BRK and text synchronisation counters.
+		ours=n
+		[ "$which" = ours ] && ours=y
+		echo "  MODULE  bench-arm64, $which kprobes"
+		kmake "$which" M="$mod" KPB_OURS="$ours" modules
+		root=$build/initramfs-bench-arm64-$which
+		rm -rf "$root"
+		mkdir -p "$root"/{dev,proc}
+		cp "$init" "$root/init"
+		cp "$mod/kprobe_bench_arm64.ko" "$root/"
+		(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) \
+			> "$build/initramfs-bench-arm64-$which.cpio.gz"
+	done
+}
+
+boot() {
+	local which log append
+	for which in $BENCH_ARM64_KERNELS; do
+		log=$build/console-bench-arm64-$which.log
+		append="console=ttyAMA0 panic=-1 preempt=full"
+		[ -n "$BENCH_ARM64_ARGS" ] && append="$append kpb_args=\"$BENCH_ARM64_ARGS\""
+		echo "  QEMU    bench-arm64, $which kprobes (-icount shift=0), console in ${log#$repo/}"
+		# -icount needs single-threaded TCG: the two vCPUs run in turn
+		# and the virtual clock advances 1 ns per instruction of either.
+		timeout --foreground -k 10 "$BENCH_ARM64_TIMEOUT" \
+			qemu-system-aarch64 -machine virt -cpu max -icount shift=0 \
+			-accel tcg,thread=single -smp 2 -m 1G -no-reboot -nographic \
+			-kernel "$build/obj-bench-arm64-$which/arch/arm64/boot/Image" \
+			-initrd "$build/initramfs-bench-arm64-$which.cpio.gz" \
+			-append "$append" -serial file:"$log" -monitor none \
+			</dev/null >/dev/null 2>&1 ||
+			echo "bench-arm64: QEMU ended with status $?" >> "$log"
+	done
+}
+
+report() {
+	mkdir -p "$out"
+	python3 "$t/bench-arm64-report.py" "$build/console-bench-arm64-ours.log" \
+		"$build/console-bench-arm64-upstream.log" \
+		"$(cat "$build/upstream-version" 2>/dev/null || echo '?')" \
+		> "$out/bench-arm64.txt"
+	cat "$out/bench-arm64.txt"
+}
+
+case $mode in
+kernels|modules|boot|report) "$mode" ;;
+all) kernels; modules; boot; report ;;
+*) echo "usage: $0 [kernels|modules|boot|report|all]" >&2; exit 2 ;;
+esac
