@@ -4588,7 +4588,7 @@ static void ipmodify_holder(unsigned long ip, unsigned long parent_ip,
 /* Another user that may change the IP, as a livepatch does. */
 static struct ftrace_ops ipmodify_holder_ops = {
 	.func = ipmodify_holder,
-	.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY,
+	.flags = FTRACE_OPS_FL_SAVE_REGS_IF_SUPPORTED | FTRACE_OPS_FL_IPMODIFY,
 };
 
 /* Calls of the test's own thread, at each of two kernel functions' entry. */
@@ -5625,6 +5625,274 @@ static void test_arm64_batch(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpt64_adds(1), 1ULL + A64_BATCH);
 	KUNIT_EXPECT_EQ(test, brk_traps() - traps, 0UL);
 }
+
+#ifdef CONFIG_KPROBES_ON_FTRACE
+/* ---- arm64: probes at function entries, on ftrace --------------------------- */
+
+/*
+ * Traced C functions: each has an ftrace site, a BL one or two
+ * instructions in, where a probe at its symbol goes. Called through
+ * volatile pointers so that the compiler makes no copy of them with
+ * constant arguments.
+ */
+static noinline u64 kpt64_traced8(u64 a, u64 b, u64 c, u64 d, u64 e, u64 f, u64 g, u64 h)
+{
+	return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f + 7 * g + 8 * h;
+}
+
+static noinline u64 kpt64_traced1(u64 a)
+{
+	return a + 1;
+}
+
+static u64 (*volatile a64_traced8)(u64, u64, u64, u64, u64, u64, u64, u64) = kpt64_traced8;
+static u64 (*volatile a64_traced1)(u64) = kpt64_traced1;
+
+/*
+ * u64 kpt64_call_saving(u64 (*fn)(u64), u64 arg): call fn(arg) with
+ * x19-x28 set to 0x1919, 0x2020, ... 0x2828 and return x19 as it is after
+ * the call, restoring the caller's x19-x28.
+ */
+asm(".pushsection .text, \"ax\"\n"
+    KPT64_FUNC(kpt64_call_saving)
+    "	stp	x29, x30, [sp, #-96]!\n"
+    "	mov	x29, sp\n"
+    "	stp	x19, x20, [sp, #16]\n"
+    "	stp	x21, x22, [sp, #32]\n"
+    "	stp	x23, x24, [sp, #48]\n"
+    "	stp	x25, x26, [sp, #64]\n"
+    "	stp	x27, x28, [sp, #80]\n"
+    "	mov	x9, x0\n"
+    "	mov	x0, x1\n"
+    "	mov	x19, #0x1919\n"
+    "	mov	x20, #0x2020\n"
+    "	mov	x21, #0x2121\n"
+    "	mov	x22, #0x2222\n"
+    "	mov	x23, #0x2323\n"
+    "	mov	x24, #0x2424\n"
+    "	mov	x25, #0x2525\n"
+    "	mov	x26, #0x2626\n"
+    "	mov	x27, #0x2727\n"
+    "	mov	x28, #0x2828\n"
+    "	blr	x9\n"
+    "	mov	x0, x19\n"
+    "	ldp	x19, x20, [sp, #16]\n"
+    "	ldp	x21, x22, [sp, #32]\n"
+    "	ldp	x23, x24, [sp, #48]\n"
+    "	ldp	x25, x26, [sp, #64]\n"
+    "	ldp	x27, x28, [sp, #80]\n"
+    "	ldp	x29, x30, [sp], #96\n"
+    "	ret\n"
+    KPT64_END(kpt64_call_saving)
+    ".popsection\n");
+asmlinkage u64 kpt64_call_saving(u64 (*fn)(u64), u64 arg);
+
+/* What the pre_handler at an entry saw, and what it is to change. */
+static unsigned long a64_entry_regs[31], a64_entry_sp, a64_entry_pc;
+static unsigned long a64_entry_pstate;
+static unsigned long a64_entry_set_x19;	/* non-zero: write it to x19 */
+
+static int a64_entry_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	memcpy(a64_entry_regs, regs->regs, sizeof(a64_entry_regs));
+	a64_entry_sp = regs->sp;
+	a64_entry_pc = regs->pc;
+	a64_entry_pstate = regs->pstate;
+	if (a64_entry_set_x19)
+		regs->regs[19] = a64_entry_set_x19;
+	atomic_inc(&pre_hits);
+	return 0;
+}
+
+/*
+ * The ftrace site of a traced function: the BL after "mov x9, lr", and
+ * after "bti c" when the kernel is built with BTI.
+ */
+static unsigned long a64_ftrace_site(void *fn)
+{
+	return (unsigned long)fn + (*(u32 *)fn == aarch64_insn_gen_hint(AARCH64_INSN_HINT_BTIC) ?
+				    2 : 1) * AARCH64_INSN_SIZE;
+}
+
+/* Probe kpt64_traced1 at its symbol; assert it went to the ftrace site. */
+static void a64_probe_entry(struct kunit *test, struct kprobe *kp,
+			    kprobe_pre_handler_t pre, kprobe_post_handler_t post)
+{
+	unsigned long site = a64_ftrace_site(kpt64_traced1);
+
+	init_probe(kp, NULL, "kpt64_traced1", 0, pre, post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(kp));
+	KUNIT_EXPECT_PTR_EQ(test, (void *)kp->addr, (void *)site);
+	KUNIT_EXPECT_TRUE(test, kprobe_ftrace(kp));
+}
+
+/*
+ * At an entry on ftrace: no exception; the pre_handler sees the eight
+ * arguments, the return address in x30 (and x9), the function's own sp
+ * and the site's address as pc; a kprobe_events-style probe at the
+ * symbol is the same probe as one at the site's offset.
+ */
+static void test_arm64_ftrace_entry_regs(struct kunit *test)
+{
+	unsigned long site = a64_ftrace_site(kpt64_traced8);
+	unsigned long traps, sp_here = current_stack_pointer;
+	struct kprobe kp, at_site;
+	int i;
+
+	init_probe(&kp, NULL, "kpt64_traced8", 0, a64_entry_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_PTR_EQ(test, (void *)kp.addr, (void *)site);
+	KUNIT_EXPECT_TRUE(test, kprobe_ftrace(&kp));
+	traps = brk_traps();
+	KUNIT_EXPECT_EQ(test, a64_traced8(1, 2, 3, 4, 5, 6, 7, 8), 204ULL);
+	KUNIT_EXPECT_EQ(test, brk_traps() - traps, 0UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	for (i = 0; i < 8; i++)
+		KUNIT_EXPECT_EQ(test, a64_entry_regs[i], i + 1UL);
+	KUNIT_EXPECT_EQ(test, a64_entry_pc, site);
+	KUNIT_EXPECT_EQ(test, a64_entry_regs[9], a64_entry_regs[30]);
+	/* The return address is in this function. */
+	KUNIT_EXPECT_LT(test, a64_entry_regs[30] - (unsigned long)test_arm64_ftrace_entry_regs,
+			4096UL);
+	/* Below this function's frame, on the same stack, 16-byte aligned. */
+	KUNIT_EXPECT_LT(test, a64_entry_sp, sp_here);
+	KUNIT_EXPECT_GT(test, a64_entry_sp, sp_here - THREAD_SIZE);
+	KUNIT_EXPECT_EQ(test, a64_entry_sp % 16, 0UL);
+	KUNIT_EXPECT_EQ(test, a64_entry_pstate & PSR_MODE_MASK, (unsigned long)PSR_MODE_EL1h);
+	KUNIT_EXPECT_EQ(test, !!(a64_entry_pstate & PSR_I_BIT), !!irqs_disabled());
+
+	/* The site's own offset names the same probe. */
+	init_probe(&at_site, NULL, "kpt64_traced8", site - (unsigned long)kpt64_traced8,
+		   count_pre2, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&at_site));
+	KUNIT_EXPECT_PTR_EQ(test, (void *)at_site.addr, (void *)site);
+	KUNIT_EXPECT_EQ(test, a64_traced8(1, 1, 1, 1, 1, 1, 1, 1), 36ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 1);
+	unregister_kprobe(&at_site);
+	unregister_kprobe(&kp);
+}
+
+/*
+ * x19-x28 at an entry on ftrace are the function's when kprobes is its
+ * only ftrace user, and a pre_handler's write to x19 reaches it; with
+ * another ftrace user of the function, ftrace reaches us through its list
+ * function and they read 0 (kprobes.rst), the arguments still right.
+ */
+static int a64_other_ftrace_calls;
+
+static void a64_other_ftrace_func(unsigned long ip, unsigned long parent_ip,
+				  struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	a64_other_ftrace_calls++;
+}
+
+static struct ftrace_ops a64_other_ftrace_ops = {
+	.func = a64_other_ftrace_func,
+};
+
+/* What kpt64_call_saving() puts in x19-x28. */
+static const unsigned long a64_callee_saved[] = {
+	0x1919, 0x2020, 0x2121, 0x2222, 0x2323, 0x2424, 0x2525, 0x2626, 0x2727, 0x2828,
+};
+
+static void test_arm64_ftrace_entry_callee_saved(struct kunit *test)
+{
+	struct kprobe kp;
+	int i;
+
+	a64_probe_entry(test, &kp, a64_entry_pre, NULL);
+	KUNIT_EXPECT_EQ(test, kpt64_call_saving(a64_traced1, 41), 0x1919ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	KUNIT_EXPECT_EQ(test, a64_entry_regs[0], 41UL);
+	for (i = 19; i <= 28; i++)
+		KUNIT_EXPECT_EQ(test, a64_entry_regs[i], a64_callee_saved[i - 19]);
+
+	WRITE_ONCE(a64_entry_set_x19, 0x5555);
+	KUNIT_EXPECT_EQ(test, kpt64_call_saving(a64_traced1, 41), 0x5555ULL);
+	WRITE_ONCE(a64_entry_set_x19, 0);
+
+	/* Another ftrace user of the same function. */
+	KUNIT_ASSERT_EQ(test, 0, ftrace_set_filter_ip(&a64_other_ftrace_ops,
+						      (unsigned long)kp.addr, 0, 0));
+	KUNIT_ASSERT_EQ(test, 0, register_ftrace_function(&a64_other_ftrace_ops));
+	a64_other_ftrace_calls = 0;
+	KUNIT_EXPECT_EQ(test, kpt64_call_saving(a64_traced1, 7), 0x1919ULL);
+	KUNIT_EXPECT_EQ(test, a64_other_ftrace_calls, 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 3);
+	KUNIT_EXPECT_EQ(test, a64_entry_regs[0], 7UL);
+	for (i = 19; i <= 28; i++)
+		KUNIT_EXPECT_EQ(test, a64_entry_regs[i], 0UL);
+	unregister_ftrace_function(&a64_other_ftrace_ops);
+	ftrace_free_filter(&a64_other_ftrace_ops);
+	unregister_kprobe(&kp);
+}
+
+/* A pre_handler at an entry on ftrace returns for the function. */
+static int a64_entry_return_77(struct kprobe *p, struct pt_regs *regs)
+{
+	atomic_inc(&pre_hits);
+	regs->regs[0] = 77;
+	regs->pc = regs->regs[30];
+	return 1;
+}
+
+/* A post_handler at an entry sees the next pc and may change an argument. */
+static void a64_entry_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+	WRITE_ONCE(a64_post_pc, regs->pc);
+	regs->regs[0] = 5;
+	atomic_inc(&post_hits);
+}
+
+static void test_arm64_ftrace_entry_redirect_and_post(struct kunit *test)
+{
+	struct kprobe kp;
+
+	a64_probe_entry(test, &kp, a64_entry_return_77, NULL);
+	KUNIT_EXPECT_EQ(test, a64_traced1(1), 77ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, a64_traced1(1), 2ULL);
+
+	a64_probe_entry(test, &kp, count_pre, a64_entry_post);
+	KUNIT_EXPECT_EQ(test, a64_traced1(1), 6ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
+	KUNIT_EXPECT_EQ(test, a64_post_pc, (unsigned long)kp.addr + AARCH64_INSN_SIZE);
+	unregister_kprobe(&kp);
+}
+
+/* A kretprobe beside a kprobe at an entry on ftrace: both, once a call. */
+static void test_arm64_ftrace_entry_kretprobe(struct kunit *test)
+{
+#ifdef CONFIG_KRETPROBES
+	struct kretprobe rp;
+	struct kprobe kp;
+	unsigned long traps;
+	int i;
+
+	atomic_set(&ret_hits, 0);
+	a64_probe_entry(test, &kp, count_pre, NULL);
+	init_rp(&rp, "kpt64_traced1", NULL, return_count, 0, 0);
+	KUNIT_ASSERT_EQ(test, 0, register_kretprobe(&rp));
+	KUNIT_EXPECT_PTR_EQ(test, (void *)rp.kp.addr, (void *)kp.addr);
+	traps = brk_traps();
+	for (i = 1; i <= 3; i++)
+		KUNIT_EXPECT_EQ(test, a64_traced1(10 * i), 10ULL * i + 1);
+	KUNIT_EXPECT_EQ(test, brk_traps() - traps, 0UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 3);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 3);
+	KUNIT_EXPECT_EQ(test, last_retval, 31UL);
+	unregister_kretprobe(&rp);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, a64_traced1(1), 2ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 3);
+#else
+	kunit_skip(test, "no kretprobes");
+#endif
+}
+#endif /* CONFIG_KPROBES_ON_FTRACE */
 #endif /* CONFIG_ARM64 */
 
 static struct kunit_case kprobes_testcases[] = {
@@ -5778,6 +6046,12 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_arm64_irq_state),
 	KUNIT_CASE(test_arm64_nested_hit),
 	KUNIT_CASE(test_arm64_kretprobe_pac),
+#ifdef CONFIG_KPROBES_ON_FTRACE
+	KUNIT_CASE(test_arm64_ftrace_entry_regs),
+	KUNIT_CASE(test_arm64_ftrace_entry_callee_saved),
+	KUNIT_CASE(test_arm64_ftrace_entry_redirect_and_post),
+	KUNIT_CASE(test_arm64_ftrace_entry_kretprobe),
+#endif
 	KUNIT_CASE(test_arm64_batch),
 #endif
 	KUNIT_CASE(test_kretprobe_stacktrace),

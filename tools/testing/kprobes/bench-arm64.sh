@@ -71,7 +71,7 @@ modules() {
 	for which in $BENCH_ARM64_KERNELS; do
 		mod=$build/bench-arm64-mod-$which
 		mkdir -p "$mod"
-		rsync -c "$t"/bench-arm64/kprobe_bench_arm64*.[cS] "$t/bench-arm64/Kbuild" "$mod/"
+		rsync -c "$t"/bench-arm64/kprobe_bench_arm64*.[chS] "$t/bench-arm64/Kbuild" "$mod/"
 		# Only ours has the BRK and text synchronisation counters.
 		ours=n
 		[ "$which" = ours ] && ours=y

@@ -517,7 +517,17 @@ EOF
 
 a64=arch/arm64/kernel/probes
 g rm -q $a64/kprobes.c $a64/kprobes_trampoline.S
-put arch/arm64/include/asm/kprobes.h $a64/Makefile
+# Without the probes at ftrace sites, which the next patch adds.
+mkdir -p "$work/$a64"
+grep -v 'ftrace' "$repo/$a64/Makefile" > "$work/$a64/Makefile"
+python3 - "$repo/arch/arm64/include/asm/kprobes.h" \
+	> "$work/arch/arm64/include/asm/kprobes.h" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+print(re.sub(r'#ifdef CONFIG_KPROBES_ON_FTRACE\n.*?#endif\n\n', '', text,
+             flags=re.S), end='')
+PY
+g add -f $a64/Makefile arch/arm64/include/asm/kprobes.h
 add $a64/breakpoint.c $a64/arming.c $a64/kretprobe.c $a64/kretprobe_trampoline.S
 commit "arm64: kprobes: a breakpoint path of our own, batched arming" <<'EOF'
 Replace arm64's kprobes.c and kprobes_trampoline.S with code written
@@ -554,6 +564,35 @@ What changes:
 
 Error codes are the tree's arm64 ones: -EINVAL for a misaligned
 address and for every refused instruction, -ENOMEM.
+EOF
+
+add $a64/ftrace_entry.c $a64/ftrace_stub.S
+put arch/arm64/include/asm/kprobes.h $a64/Makefile
+commit "arm64: kprobes: probes at ftrace sites" <<'EOF'
+A traced arm64 function starts with "mov x9, lr; bl ftrace_caller"
+(after BTI C with BTI). Serve a probe on that BL by ftrace, as x86-64
+serves one on its five-byte call: the core puts the address in its
+ftrace_ops' filter, and ftrace calls kprobe_ftrace_handler. No
+exception is taken, and kprobes writes no text. A probe at the
+function's symbol (+0) goes on the BL (arch_adjust_kprobe_addr()): the
+MOV before it only copies lr to the scratch x9, so the handlers see the
+registers of the entry; kprobe_events, BPF and perf name entries that
+way.
+
+arm64 has DYNAMIC_FTRACE_WITH_ARGS only: ftrace_caller saves x0-x8,
+fp, lr, sp and pc, not a pt_regs. kprobe_ftrace_handler is an assembly
+stub that saves x18-x28 too, which are still the function's when
+ftrace_caller called it itself (fregs then sits at its sp: kprobes is
+the function's only ftrace user); kprobe_ftrace_hit() builds the
+handlers' pt_regs from both, and writes back what a handler may change:
+x0-x8, fp, lr (a kretprobe's trampoline goes there), x19-x28 when they
+were the function's, and pc when a pre_handler redirected. Through
+ftrace's list function (another ftrace user of the function) x19-x28
+read 0. sp is read-only; x10-x17, scratch at an entry, read 0.
+kprobes.rst says so.
+
+Nothing builds this until the arch's Kconfig selects
+HAVE_KPROBES_ON_FTRACE, later in the series.
 EOF
 
 # ---- samples, tests, documentation ----------------------------------------

@@ -31,6 +31,7 @@
 #include <linux/ptrace.h>
 #include <asm/daifflags.h>
 #include <asm/insn.h>
+#include <asm/patching.h>
 
 /* Where the pt_regs' x18 sits in the save area of ftrace_stub.S. */
 #define SAVED_FIRST	18
@@ -143,6 +144,24 @@ int arch_prepare_kprobe_ftrace(struct kprobe *p)
 	return 0;
 }
 
+/*
+ * The ftrace site of the function at @addr: the BL after "mov x9, lr",
+ * and after "bti c" too with BTI; 0 when it has none. Read from the
+ * text rather than found by ftrace_location(@addr), which looks the
+ * symbol's size up in kallsyms.
+ */
+static unsigned long ftrace_site_of(unsigned long addr)
+{
+	unsigned long site = addr + AARCH64_INSN_SIZE;
+	u32 insn;
+
+	if (aarch64_insn_read((void *)addr, &insn))
+		return 0;
+	if (insn == aarch64_insn_gen_hint(AARCH64_INSN_HINT_BTIC))
+		site += AARCH64_INSN_SIZE;
+	return ftrace_location_range(site, site) == site ? site : 0;
+}
+
 /**
  * arch_adjust_kprobe_addr() - the instruction a symbol and offset name
  * @addr: the symbol's address
@@ -158,9 +177,9 @@ int arch_prepare_kprobe_ftrace(struct kprobe *p)
 kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr, unsigned long offset,
 					 bool *on_func_entry)
 {
-	unsigned long site = ftrace_location(addr);
+	unsigned long site = offset <= 2 * AARCH64_INSN_SIZE ? ftrace_site_of(addr) : 0;
 
-	if (site > addr && site <= addr + 2 * AARCH64_INSN_SIZE) {
+	if (site) {
 		*on_func_entry = offset == 0 || addr + offset == site;
 		if (!offset)
 			return (kprobe_opcode_t *)site;

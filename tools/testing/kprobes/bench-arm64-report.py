@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""bench-arm64-report.py OURS_LOG UPSTREAM_LOG UPSTREAM_VERSION
+
+Read the "KPB-..." lines (key=value words) that bench-arm64/
+kprobe_bench_arm64.ko printed on the two consoles of make bench-arm64 and
+print the comparison: hit costs in instructions (median over the
+repetitions of a loop of calls, probed minus unprobed, per call), BRK
+exceptions per hit, and registration times (virtual, median).
+"""
+import datetime
+import re
+import statistics
+import sys
+
+HITS = [
+    # item, label
+    ("entry_mod", "kprobe at +0 of a C function of the module"),
+    ("entry_kernel", "kprobe at +0 of jiffies_to_msecs (kernel text)"),
+    ("sim_cbz", "kprobe on cbz (body, simulated)"),
+    ("sim_bcond", "kprobe on b.eq (body, simulated)"),
+    ("step_add", "kprobe on add (body, stepped)"),
+    ("step_add_post", "kprobe on add + post_handler"),
+    ("kret_mod", "kretprobe, C function of the module"),
+    ("kret_kernel", "kretprobe, jiffies_to_msecs"),
+]
+
+LAYOUTS = [
+    ("adds", "1,000 'add x0, x0, #1' of one function of the module"),
+    ("nops", "1,000 NOPs of one function of the module"),
+    ("entries", "entries (+0) of kernel text functions, from kernel_read() on"),
+]
+
+
+def parse(path):
+    """The KPB lines of a console: a list of (tag, {key: value})."""
+    lines = []
+    try:
+        f = open(path, errors="replace")
+    except OSError:
+        return lines
+    with f:
+        for line in f:
+            m = re.search(r"(KPB-[A-Z-]+)(.*)$", line.replace("\r", ""))
+            if not m:
+                continue
+            words = dict(w.split("=", 1) for w in m.group(2).split() if "=" in w)
+            lines.append((m.group(1), words))
+    return lines
+
+
+def median(values):
+    return statistics.median(values) if values else None
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return "-"
+    return "%.2f" % (a / b)
+
+
+def num(v, fmt="%.1f"):
+    return "-" if v is None else fmt % v
+
+
+class Run:
+    def __init__(self, path):
+        self.lines = parse(path)
+        self.tags = {tag for tag, _ in self.lines}
+
+    def all(self, tag, **match):
+        return [w for t, w in self.lines
+                if t == tag and all(w.get(k) == str(v) for k, v in match.items())]
+
+    def hit(self, item):
+        """Instructions per hit over an unprobed call, and per unprobed call."""
+        rows = self.all("KPB-HIT", item=item)
+        if not rows:
+            return None, None, None
+        calls = int(rows[0]["calls"])
+        base = median([int(r["base"]) for r in rows])
+        probed = median([int(r["probed"]) for r in rows])
+        return (probed - base) / calls, base / calls, rows[0]["insn"]
+
+    def exc(self, item, key):
+        rows = self.all("KPB-EXC", item=item)
+        if not rows or int(rows[0][key]) < 0:
+            return None
+        return int(rows[0][key]) / int(rows[0]["calls"])
+
+    def reg(self, layout, n, how, key):
+        rows = self.all("KPB-REG", layout=layout, n=n, how=how)
+        if not rows:
+            return None, None
+        return median([int(r[key]) for r in rows]), rows
+
+
+def main():
+    ours, up = Run(sys.argv[1]), Run(sys.argv[2])
+    version = sys.argv[3] if len(sys.argv) > 3 else "?"
+    out = print
+    out("make bench-arm64 of %s, against linux-source-6.12 %s" %
+        (datetime.date.today().isoformat(), version))
+    out("qemu-system-aarch64 -machine virt -cpu max -icount shift=0, 2 vCPUs;")
+    out("virtual ns = guest instructions (of both vCPUs; the other one idles)")
+    for name, run in (("ours", ours), ("upstream", up)):
+        if "KPB-END" not in run.tags:
+            out("WARNING: the %s console has no KPB-END: the run did not finish" % name)
+    out("")
+
+    out("Clock check: a loop of subs/b.ne, interrupts off; loop_ns - ktime_ns")
+    out("(one ktime_get_ns() call) against the 2n + 2 instructions it executes")
+    out("%-9s %9s %9s %9s %9s %7s" % ("kernel", "iters", "expect", "ktime_ns", "loop_ns", "ratio"))
+    for name, run in (("ours", ours), ("upstream", up)):
+        for w in run.all("KPB-CHECK"):
+            got = int(w["loop_ns"]) - int(w["ktime_ns"])
+            out("%-9s %9s %9s %9s %9s %7.4f" % (name, w["iters"], w["expect"], w["ktime_ns"],
+                                               w["loop_ns"], got / int(w["expect"])))
+        cf = run.all("KPB-BEGIN")
+        if cf:
+            out("%-9s CNTFRQ_EL0 %s Hz" % (name, cf[0].get("cntfrq", "?")))
+    out("")
+
+    begin = ours.all("KPB-BEGIN") or up.all("KPB-BEGIN")
+    reps = begin[0].get("reps", "?") if begin else "?"
+    calls = begin[0].get("calls", "?") if begin else "?"
+    out("Hit cost over an unprobed call, instructions: median of %s loops of %s" % (reps, calls))
+    out("calls each, interrupts off, probed minus unprobed, per call. A handler")
+    out("that only counts. insn: the probed instruction word. exc: BRK exceptions")
+    out("per hit, counted by a function tracer callback on do_el1_brk64() (every")
+    out("EL1 BRK, both kernels, its own pass); brk: ours' kprobe_brk_traps")
+    out("%-48s %8s %8s %8s %6s %4s %4s %4s" %
+        ("probe", "insn", "ours", "upstream", "ratio", "exc", "exc", "brk"))
+    out("%-48s %8s %8s %8s %6s %4s %4s %4s" % ("", "", "", "", "", "ours", "up", "ours"))
+    bases = []
+    for item, label in HITS:
+        a, abase, insn_a = ours.hit(item)
+        b, bbase, insn_b = up.hit(item)
+        insn = insn_a or insn_b or "-"
+        if insn_a and insn_b and insn_a != insn_b:
+            insn = insn_a + "/" + insn_b
+        out("%-48s %8s %8s %8s %6s %4s %4s %4s" % (
+            label, insn, num(a), num(b), ratio(a, b),
+            num(ours.exc(item, "brk_ftrace"), "%.2g"), num(up.exc(item, "brk_ftrace"), "%.2g"),
+            num(ours.exc(item, "brk_ours"), "%.2g")))
+        bases.append((label, abase, bbase))
+    for name, run in (("ours", ours), ("upstream", up)):
+        for w in run.all("KPB-HIT-FAIL"):
+            out("%s: %s not registered (%s)" % (name, w["item"], w["err"]))
+    odd = []
+    for name, run in (("ours", ours), ("upstream", up)):
+        for item, _ in HITS:
+            h = run.exc(item, "hits")
+            if h is not None and h != 1:
+                odd.append("%s %s: %.3f handler runs per call" % (name, item, h))
+    if odd:
+        out("handler runs per call other than 1 (other callers of a kernel function):")
+        for line in odd:
+            out("  " + line)
+    out("unprobed call, instructions (loop included): " +
+        "; ".join("%s %s/%s" % (item, num(a), num(b)) for (item, _), (_, a, b)
+                  in zip(HITS, bases)))
+    out("")
+
+    out("Registering N probes, virtual ms per call (batch: one register_kprobes()")
+    out("or unregister_kprobes() of N; single: N register_kprobe() or")
+    out("unregister_kprobe() calls, in total), median of the repetitions; us/probe;")
+    out("syncs: ours' text synchronisations (stop_machine() or IPI rounds) per call")
+    out("%-8s %5s %-7s %-10s %10s %10s %7s %9s %9s %6s" % (
+        "layout", "N", "how", "phase", "ours ms", "upstr ms", "ratio",
+        "ours us/p", "upstr us/p", "syncs"))
+    for layout, title in LAYOUTS:
+        keys = sorted({(int(w["n"]), w["how"]) for run in (ours, up)
+                       for w in run.all("KPB-REG", layout=layout)},
+                      key=lambda k: (k[1] != "batch", k[0]))
+        if not keys:
+            continue
+        out("%s:" % title)
+        for n, how in keys:
+            for phase, key, skey in (("register", "reg_ns", "syncs_reg"),
+                                     ("unregister", "unreg_ns", "syncs_unreg")):
+                a, arows = ours.reg(layout, n, how, key)
+                b, brows = up.reg(layout, n, how, key)
+                syncs = median([int(r[skey]) for r in arows]) if arows else None
+                out("%-8s %5d %-7s %-10s %10s %10s %7s %9s %9s %6s" % (
+                    layout, n, how, phase, num(a and a / 1e6, "%.3f"),
+                    num(b and b / 1e6, "%.3f"), ratio(a, b),
+                    num(a and a / 1e3 / n), num(b and b / 1e3 / n),
+                    num(syncs, "%d") if syncs is not None and syncs >= 0 else "-"))
+                for name, rows in (("ours", arows), ("upstream", brows)):
+                    if rows and any(int(r["ok"]) != n for r in rows):
+                        out("  %s registered only %s of %d" %
+                            (name, ",".join(r["ok"] for r in rows), n))
+        for name, run in (("ours", ours), ("upstream", up)):
+            for w in run.all("KPB-REG-FAIL", layout=layout):
+                out("  %s: %s n=%s rep %s failed: %s" % (name, w["how"], w["n"], w["rep"], w["err"]))
+    out("")
+    out("Entries layout: the functions walked from kernel_read() on whose entry")
+    out("takes a probe (a disabled one, registered and removed first)")
+    for name, run in (("ours", ours), ("upstream", up)):
+        e = run.all("KPB-ENTRIES")
+        first = run.all("KPB-ENTRY")
+        refused = [w["sym"] + " (" + w["err"] + ")" for w in run.all("KPB-REFUSED")]
+        if e:
+            out("%-9s %s functions of %s symbols, %s refused; from %s to %s" % (
+                name, e[0]["found"], e[0]["symbols"], e[0]["refused"],
+                first[0]["sym"] if first else "?", first[-1]["sym"] if first else "?"))
+        if refused:
+            out("          refused: " + ", ".join(refused))
+    ra = {w["sym"] for w in ours.all("KPB-REFUSED")}
+    rb = {w["sym"] for w in up.all("KPB-REFUSED")}
+    if ra != rb:
+        out("the kernels refused different functions: the sets differ")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kprobe_bench_arm64: what arm64 kprobes cost, measured with the public
+ * kprobes API only, so that the same source builds against our kprobes
+ * and against the tree's (KPB_OURS adds the counters only ours has).
+ *
+ * Meant for qemu-system-aarch64 -icount shift=0, where the virtual clock
+ * advances 1 ns per guest instruction: a ktime_get_ns() difference is a
+ * count of instructions (of both vCPUs; the other one idles). The
+ * generic counter ticks every 16 instructions there, so every time is
+ * taken over a loop of many calls, with interrupts off.
+ *
+ * Loading the module runs everything and prints "KPB-..." lines of
+ * key=value words, which bench-arm64-report.py reads:
+ *   KPB-CHECK	a loop of known length against the clock
+ *   KPB-HIT	per repetition: @calls unprobed calls, then as many probed
+ *   KPB-EXC	one more pass of @calls: handler runs, BRK exceptions
+ *		counted by an ftrace callback on do_el1_brk64() (both
+ *		kernels), and ours' kprobe_brk_traps
+ *   KPB-REG	register_kprobes() / unregister_kprobes() of n probes in
+ *		one call (how=batch), or register_kprobe() /
+ *		unregister_kprobe() n times (how=single)
+ */
+
+#include <linux/ftrace.h>
+#include <linux/jiffies.h>
+#include <linux/kallsyms.h>
+#include <linux/kprobes.h>
+#include <linux/ktime.h>
+#include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <asm/sysreg.h>
+
+#include "kprobe_bench_arm64.h"
+
+#ifdef KPB_OURS
+#define KPB_KERNEL	"ours"
+#else
+#define KPB_KERNEL	"upstream"
+#endif
+
+#define KPB_MAX_REPS	31
+#define KPB_MAX_PROBES	1000
+/* Kernel text symbols looked at, at most, for the entries layout. */
+#define KPB_MAX_TRIES	3000
+
+static unsigned int reps = 7;
+module_param(reps, uint, 0444);
+MODULE_PARM_DESC(reps, "repetitions of each hit measurement (at most 31)");
+static unsigned int calls = 1000;
+module_param(calls, uint, 0444);
+MODULE_PARM_DESC(calls, "calls per timed loop");
+static unsigned int reg_reps = 3;
+module_param(reg_reps, uint, 0444);
+MODULE_PARM_DESC(reg_reps, "repetitions of each registration measurement");
+static char *sizes = "1,100,1000";
+module_param(sizes, charp, 0444);
+MODULE_PARM_DESC(sizes, "probes per register_kprobes() call (at most 1000)");
+static unsigned int single = 100;
+module_param(single, uint, 0444);
+MODULE_PARM_DESC(single, "probes registered one register_kprobe() at a time");
+
+static unsigned long kpb_sink;
+static unsigned long kpb_hits;
+static unsigned long kpb_posts;
+
+/* A C function of the module: its first instruction is ftrace's. */
+static noinline unsigned long kpb_c_entry(unsigned long x)
+{
+	return x + 1;
+}
+
+/* Calls jiffies_to_msecs(), probed at its entry in kernel text. */
+static noinline unsigned long kpb_kernel_entry(unsigned long x)
+{
+	return jiffies_to_msecs(x);
+}
+
+static int kpb_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	kpb_hits++;
+	return 0;
+}
+
+static void kpb_post(struct kprobe *p, struct pt_regs *regs,
+		     unsigned long flags)
+{
+	kpb_posts++;
+}
+
+static int kpb_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	kpb_hits++;
+	return 0;
+}
+
+/* ---- counting BRK exceptions ----------------------------------------- */
+
+/*
+ * Every BRK taken at EL1 goes through do_el1_brk64() in both kernels
+ * (arch/arm64/kernel/debug-monitors.c is the tree's in both): a function
+ * tracer callback there counts them without a probe of its own.
+ */
+static DEFINE_PER_CPU(unsigned long, kpb_el1_brks);
+static bool kpb_ftrace_ok;
+static unsigned char kpb_brk_fn[] = "do_el1_brk64";
+
+static void notrace kpb_count_brk(unsigned long ip, unsigned long parent_ip,
+				  struct ftrace_ops *op,
+				  struct ftrace_regs *fregs)
+{
+	this_cpu_inc(kpb_el1_brks);
+}
+
+static struct ftrace_ops kpb_brk_ops = {
+	.func = kpb_count_brk,
+};
+
+static long kpb_brks_ftrace(void)
+{
+	unsigned long sum = 0;
+	int cpu;
+
+	if (!kpb_ftrace_ok)
+		return -1;
+	for_each_possible_cpu(cpu)
+		sum += per_cpu(kpb_el1_brks, cpu);
+	return sum;
+}
+
+static long kpb_brks_ours(void)
+{
+#ifdef KPB_OURS
+	unsigned long sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu(kprobe_brk_traps, cpu);
+	return sum;
+#else
+	return -1;
+#endif
+}
+
+static long kpb_text_syncs(void)
+{
+#ifdef KPB_OURS
+	return READ_ONCE(kprobe_text_syncs);
+#else
+	return -1;
+#endif
+}
+
+/* ---- hits ---------------------------------------------------------------- */
+
+/* Virtual ns (instructions) of @n calls of @fn, interrupts off. */
+static u64 kpb_time(unsigned long (*fn)(unsigned long x), unsigned int n)
+{
+	unsigned long flags, acc = 0;
+	unsigned int i;
+	u64 t0, t1;
+
+	local_irq_save(flags);
+	t0 = ktime_get_ns();
+	for (i = 0; i < n; i++)
+		acc += fn(i | 1);
+	t1 = ktime_get_ns();
+	local_irq_restore(flags);
+	WRITE_ONCE(kpb_sink, acc);
+	return t1 - t0;
+}
+
+enum kpb_kind { KPB_PRE, KPB_PRE_POST, KPB_KRETPROBE };
+
+struct kpb_hit {
+	const char *item;
+	unsigned long (*fn)(unsigned long x);	/* called */
+	const void *at;				/* probed */
+	enum kpb_kind kind;
+};
+
+static const struct kpb_hit kpb_hit_items[] = {
+	{ "entry_mod", kpb_c_entry, kpb_c_entry, KPB_PRE },
+	{ "entry_kernel", kpb_kernel_entry, jiffies_to_msecs, KPB_PRE },
+	{ "sim_cbz", kpb_sim_cbz, kpb_sim_cbz_at, KPB_PRE },
+	{ "sim_bcond", kpb_sim_bcond, kpb_sim_bcond_at, KPB_PRE },
+	{ "step_add", kpb_step_add, kpb_step_add_at, KPB_PRE },
+	{ "step_add_post", kpb_step_add, kpb_step_add_at, KPB_PRE_POST },
+	{ "kret_mod", kpb_c_entry, kpb_c_entry, KPB_KRETPROBE },
+	{ "kret_kernel", kpb_kernel_entry, jiffies_to_msecs, KPB_KRETPROBE },
+};
+
+static void kpb_hit_one(const struct kpb_hit *h)
+{
+	static u64 base[KPB_MAX_REPS], probed[KPB_MAX_REPS];
+	struct kretprobe rp = { };
+	struct kprobe kp = { };
+	long brk_f, brk_o;
+	unsigned long hits, posts;
+	unsigned int r;
+	void *addr;
+	int ret;
+
+	addr = (void *)h->at;
+	for (r = 0; r < reps; r++)
+		base[r] = kpb_time(h->fn, calls);
+
+	if (h->kind == KPB_KRETPROBE) {
+		rp.kp.addr = addr;
+		rp.handler = kpb_ret;
+		rp.maxactive = 4;
+		ret = register_kretprobe(&rp);
+	} else {
+		kp.addr = addr;
+		kp.pre_handler = kpb_pre;
+		if (h->kind == KPB_PRE_POST)
+			kp.post_handler = kpb_post;
+		ret = register_kprobe(&kp);
+	}
+	if (ret) {
+		pr_info("KPB-HIT-FAIL item=%s err=%d\n", h->item, ret);
+		return;
+	}
+	for (r = 0; r < reps; r++)
+		probed[r] = kpb_time(h->fn, calls);
+
+	if (kpb_ftrace_ok && register_ftrace_function(&kpb_brk_ops))
+		kpb_ftrace_ok = false;
+	brk_f = kpb_brks_ftrace();
+	brk_o = kpb_brks_ours();
+	hits = kpb_hits;
+	posts = kpb_posts;
+	kpb_time(h->fn, calls);
+	hits = kpb_hits - hits;
+	posts = kpb_posts - posts;
+	if (kpb_ftrace_ok) {
+		brk_f = kpb_brks_ftrace() - brk_f;
+		unregister_ftrace_function(&kpb_brk_ops);
+	}
+	if (brk_o >= 0)
+		brk_o = kpb_brks_ours() - brk_o;
+
+	if (h->kind == KPB_KRETPROBE)
+		unregister_kretprobe(&rp);
+	else
+		unregister_kprobe(&kp);
+
+	for (r = 0; r < reps; r++)
+		pr_info("KPB-HIT item=%s insn=%08x rep=%u base=%llu probed=%llu calls=%u\n",
+			h->item, le32_to_cpu(*(__le32 *)addr), r, base[r],
+			probed[r], calls);
+	pr_info("KPB-EXC item=%s calls=%u hits=%lu posts=%lu brk_ftrace=%ld brk_ours=%ld\n",
+		h->item, calls, hits, posts, brk_f, brk_o);
+}
+
+/* ---- registration ---------------------------------------------------- */
+
+static struct kprobe *kpb_kps;
+static struct kprobe **kpb_ptrs;
+static unsigned long *kpb_addrs;
+
+static void kpb_fill(unsigned int n)
+{
+	unsigned int i;
+
+	memset(kpb_kps, 0, n * sizeof(*kpb_kps));
+	for (i = 0; i < n; i++) {
+		kpb_kps[i].addr = (kprobe_opcode_t *)kpb_addrs[i];
+		kpb_kps[i].pre_handler = kpb_pre;
+		kpb_ptrs[i] = &kpb_kps[i];
+	}
+}
+
+static void kpb_reg_batch(const char *layout, unsigned int n, unsigned int r)
+{
+	long s0, s1, s2;
+	u64 t0, t1, t2;
+	int ret;
+
+	kpb_fill(n);
+	s0 = kpb_text_syncs();
+	t0 = ktime_get_ns();
+	ret = register_kprobes(kpb_ptrs, n);
+	t1 = ktime_get_ns();
+	s1 = kpb_text_syncs();
+	if (ret) {
+		pr_info("KPB-REG-FAIL layout=%s n=%u how=batch rep=%u err=%d\n",
+			layout, n, r, ret);
+		return;
+	}
+	unregister_kprobes(kpb_ptrs, n);
+	t2 = ktime_get_ns();
+	s2 = kpb_text_syncs();
+	pr_info("KPB-REG layout=%s n=%u how=batch rep=%u ok=%u reg_ns=%llu unreg_ns=%llu syncs_reg=%ld syncs_unreg=%ld\n",
+		layout, n, r, n, t1 - t0, t2 - t1, s1 - s0, s2 - s1);
+}
+
+static void kpb_reg_single(const char *layout, unsigned int n, unsigned int r)
+{
+	unsigned int i, ok = 0;
+	long s0, s1, s2;
+	u64 t0, t1, t2;
+
+	kpb_fill(n);
+	s0 = kpb_text_syncs();
+	t0 = ktime_get_ns();
+	for (i = 0; i < n; i++) {
+		if (register_kprobe(kpb_ptrs[i]))
+			kpb_ptrs[i] = NULL;
+		else
+			ok++;
+	}
+	t1 = ktime_get_ns();
+	s1 = kpb_text_syncs();
+	for (i = 0; i < n; i++) {
+		if (kpb_ptrs[i])
+			unregister_kprobe(kpb_ptrs[i]);
+	}
+	t2 = ktime_get_ns();
+	s2 = kpb_text_syncs();
+	pr_info("KPB-REG layout=%s n=%u how=single rep=%u ok=%u reg_ns=%llu unreg_ns=%llu syncs_reg=%ld syncs_unreg=%ld\n",
+		layout, n, r, ok, t1 - t0, t2 - t1, s1 - s0, s2 - s1);
+}
+
+static void kpb_reg_layout(const char *layout, unsigned int avail)
+{
+	char *list, *cur, *tok;
+	unsigned int n, r;
+
+	list = kstrdup(sizes, GFP_KERNEL);
+	if (!list)
+		return;
+	cur = list;
+	while ((tok = strsep(&cur, ","))) {
+		if (kstrtouint(tok, 0, &n) || !n || n > avail)
+			continue;
+		for (r = 0; r < reg_reps; r++)
+			kpb_reg_batch(layout, n, r);
+	}
+	kfree(list);
+	if (single && single <= avail)
+		for (r = 0; r < reg_reps; r++)
+			kpb_reg_single(layout, single, r);
+}
+
+/*
+ * Entries of kernel text functions, walking kallsyms from kernel_read()
+ * on (fs/, the same code in both kernels): the first @want whose entry
+ * takes a (disabled, so never armed) probe. Fills kpb_addrs[].
+ */
+static unsigned int kpb_find_entries(unsigned int want)
+{
+	unsigned long addr = (unsigned long)kernel_read;
+	unsigned long off, size;
+	unsigned int tries = 0, found = 0, refused = 0;
+	char *buf, *plus;
+	int ret;
+
+	buf = kmalloc(KSYM_SYMBOL_LEN, GFP_KERNEL);
+	if (!buf)
+		return 0;
+	memset(kpb_kps, 0, KPB_MAX_PROBES * sizeof(*kpb_kps));
+	while (found < want && tries < KPB_MAX_TRIES) {
+		sprint_symbol(buf, addr);
+		plus = strrchr(buf, '+');
+		if (!plus || sscanf(plus, "+%lx/%lx", &off, &size) != 2 || !size)
+			break;
+		*plus = '\0';
+		addr -= off;
+		tries++;
+		if (!strchr(buf, '.')) {
+			kpb_kps[found].addr = (kprobe_opcode_t *)addr;
+			kpb_kps[found].flags = KPROBE_FLAG_DISABLED;
+			ret = register_kprobe(&kpb_kps[found]);
+			if (ret) {
+				memset(&kpb_kps[found], 0, sizeof(*kpb_kps));
+				pr_info("KPB-REFUSED sym=%s err=%d\n", buf, ret);
+				refused++;
+			} else {
+				kpb_ptrs[found] = &kpb_kps[found];
+				kpb_addrs[found++] = addr;
+				if (found == 1 || found == want)
+					pr_info("KPB-ENTRY index=%u sym=%s\n",
+						found - 1, buf);
+			}
+		}
+		addr += size;
+	}
+	if (found)
+		unregister_kprobes(kpb_ptrs, found);
+	pr_info("KPB-ENTRIES found=%u refused=%u symbols=%u\n", found, refused,
+		tries);
+	kfree(buf);
+	return found;
+}
+
+/* ---- the clock -------------------------------------------------------- */
+
+static void kpb_check(unsigned long n)
+{
+	unsigned long flags;
+	u64 t0, t1, t2;
+
+	local_irq_save(flags);
+	t0 = ktime_get_ns();
+	t1 = ktime_get_ns();
+	kpb_loop(n);
+	t2 = ktime_get_ns();
+	local_irq_restore(flags);
+	/* The loop, its call and its ret: 2n + 2 instructions. */
+	pr_info("KPB-CHECK iters=%lu expect=%lu ktime_ns=%llu loop_ns=%llu\n",
+		n, 2 * n + 2, t1 - t0, t2 - t1);
+}
+
+static int __init kpb_init(void)
+{
+	unsigned int i, n;
+
+	reps = clamp(reps, 1U, (unsigned int)KPB_MAX_REPS);
+	calls = max(calls, 1U);
+	pr_info("KPB-BEGIN kernel=%s cntfrq=%llu reps=%u calls=%u reg_reps=%u\n",
+		KPB_KERNEL, read_sysreg(cntfrq_el0), reps, calls, reg_reps);
+
+	kpb_ftrace_ok = !ftrace_set_filter(&kpb_brk_ops, kpb_brk_fn,
+					   strlen(kpb_brk_fn), 1);
+	if (!kpb_ftrace_ok)
+		pr_info("KPB-NOTE no ftrace filter on %s: BRKs not counted\n",
+			kpb_brk_fn);
+
+	kpb_check(100000);
+	kpb_check(1000000);
+	kpb_check(1000000);
+
+	for (i = 0; i < ARRAY_SIZE(kpb_hit_items); i++)
+		kpb_hit_one(&kpb_hit_items[i]);
+
+	kpb_kps = kvcalloc(KPB_MAX_PROBES, sizeof(*kpb_kps), GFP_KERNEL);
+	kpb_ptrs = kvcalloc(KPB_MAX_PROBES, sizeof(*kpb_ptrs), GFP_KERNEL);
+	kpb_addrs = kvcalloc(KPB_MAX_PROBES, sizeof(*kpb_addrs), GFP_KERNEL);
+	if (!kpb_kps || !kpb_ptrs || !kpb_addrs) {
+		pr_info("KPB-NOTE out of memory\n");
+		goto out;
+	}
+	for (i = 0; i < KPB_BIG; i++)
+		kpb_addrs[i] = (unsigned long)&kpb_adds_at[i];
+	kpb_reg_layout("adds", KPB_BIG);
+	for (i = 0; i < KPB_BIG; i++)
+		kpb_addrs[i] = (unsigned long)&kpb_nops_at[i];
+	kpb_reg_layout("nops", KPB_BIG);
+	n = kpb_find_entries(KPB_MAX_PROBES);
+	kpb_reg_layout("entries", n);
+out:
+	kvfree(kpb_kps);
+	kvfree(kpb_ptrs);
+	kvfree(kpb_addrs);
+	pr_info("KPB-END\n");
+	return 0;
+}
+
+static void __exit kpb_exit(void)
+{
+	ftrace_free_filter(&kpb_brk_ops);
+}
+
+module_init(kpb_init);
+module_exit(kpb_exit);
+MODULE_DESCRIPTION("make bench-arm64: arm64 kprobes costs under QEMU -icount");
+MODULE_LICENSE("GPL");
