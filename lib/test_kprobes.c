@@ -5631,16 +5631,24 @@ static void test_arm64_batch(struct kunit *test)
 
 /*
  * Traced C functions: each has an ftrace site, a BL one or two
- * instructions in, where a probe at its symbol goes. Called through
- * volatile pointers so that the compiler makes no copy of them with
- * constant arguments.
+ * instructions in, where a probe at its symbol goes. lib/ is built
+ * without the function tracer's flags, so these two ask for the patch
+ * area themselves, as CC_FLAGS_FTRACE would (arch/arm64/Makefile). Called
+ * through volatile pointers so that the compiler makes no copy of them
+ * with constant arguments.
  */
-static noinline u64 kpt64_traced8(u64 a, u64 b, u64 c, u64 d, u64 e, u64 f, u64 g, u64 h)
+#ifdef CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS
+#define KPT64_TRACED __aligned(8) __attribute__((patchable_function_entry(4, 2)))
+#else
+#define KPT64_TRACED __attribute__((patchable_function_entry(2)))
+#endif
+
+static noinline KPT64_TRACED u64 kpt64_traced8(u64 a, u64 b, u64 c, u64 d, u64 e, u64 f, u64 g, u64 h)
 {
 	return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f + 7 * g + 8 * h;
 }
 
-static noinline u64 kpt64_traced1(u64 a)
+static noinline KPT64_TRACED u64 kpt64_traced1(u64 a)
 {
 	return a + 1;
 }
