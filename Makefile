@@ -14,6 +14,8 @@
 #                  on the main configuration, then a kmemleak scan
 #   make bench     our kprobes against the tree's, under QEMU -icount:
 #                  out/bench.txt and out/bench.png
+#   make bench-arm64   the same on arm64 (our arm64 kprobes against the
+#                  tree's): out/bench-arm64.txt
 #   make cross     build the series for the other architectures, print a table
 #   make patches   write the patch series to out/patches/
 #   make patches-check   build and boot every prefix of the series
@@ -42,7 +44,7 @@ FRAGMENTS ?= $(T)/kprobes.config $(T)/debug.config
 MAIN_APPEND := preempt=full
 
 .PHONY: all deps tree kernel initramfs test demo shell patches check clean distclean \
-	test-alt test-main alt-kernel bench storm patches-check docs kunit test-arm64 test-riscv64 test-arm cross coverage
+	test-alt test-main alt-kernel bench bench-arm64 storm patches-check docs kunit test-arm64 test-riscv64 test-arm cross coverage
 
 # A second configuration: PREEMPT, no modules, no function tracer (so no
 # kprobes on ftrace), the KUnit suite built in.
@@ -153,6 +155,11 @@ shell: initramfs
 # bench.config), each booted once with -icount shift=0.
 bench: tree
 	@$(T)/bench.sh
+
+# Two arm64 kernels (ours and the tree's, the arm64 guest's fragments plus
+# bench-arm64.config), each booted once under qemu-system-aarch64 -icount.
+bench-arm64: tree
+	@$(T)/bench-arm64.sh
 
 # Only the optimization coverage of make bench, into out/coverage.txt.
 coverage: tree

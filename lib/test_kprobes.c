@@ -5762,8 +5762,11 @@ static void test_arm64_ftrace_entry_regs(struct kunit *test)
 	/* The return address is in this function. */
 	KUNIT_EXPECT_LT(test, a64_entry_regs[30] - (unsigned long)test_arm64_ftrace_entry_regs,
 			4096UL);
-	/* Below this function's frame, on the same stack, 16-byte aligned. */
-	KUNIT_EXPECT_LT(test, a64_entry_sp, sp_here);
+	/*
+	 * This function's sp at the call (the callee is a leaf without a
+	 * frame: the same), on the same stack, 16-byte aligned.
+	 */
+	KUNIT_EXPECT_LE(test, a64_entry_sp, sp_here);
 	KUNIT_EXPECT_GT(test, a64_entry_sp, sp_here - THREAD_SIZE);
 	KUNIT_EXPECT_EQ(test, a64_entry_sp % 16, 0UL);
 	KUNIT_EXPECT_EQ(test, a64_entry_pstate & PSR_MODE_MASK, (unsigned long)PSR_MODE_EL1h);

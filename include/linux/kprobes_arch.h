@@ -416,9 +416,16 @@ static inline struct kprobe_ctlblk *get_kprobe_ctlblk(void)
 #define arch_kprobe_counts_hits	false
 #endif
 
+/*
+ * A plain per-CPU increment: hit paths run with preemption off and with
+ * current_kprobe set, so no other count of this CPU's can come between
+ * its load and its store (a hit nested in this one is missed, not
+ * counted). this_cpu_inc() would cost an atomic and a preemption count
+ * round trip on arches without a per-CPU add instruction (arm64).
+ */
 static __always_inline void kprobe_count_hit(struct kprobe *p)
 {
-	this_cpu_inc(*p->nhit);
+	raw_cpu_inc(*p->nhit);
 }
 
 /* A hit on @p whose handlers were skipped (it nested in another). */

@@ -72,9 +72,12 @@ modules() {
 		mod=$build/bench-arm64-mod-$which
 		mkdir -p "$mod"
 		rsync -c "$t"/bench-arm64/kprobe_bench_arm64*.[chS] "$t/bench-arm64/Kbuild" "$mod/"
-		# Only ours has the BRK and text synchronisation counters.
+		# Only ours has the BRK and text synchronisation counters, and
+		# only with KPROBES_SANITY_TEST.
 		ours=n
-		[ "$which" = ours ] && ours=y
+		[ "$which" = ours ] &&
+			grep -q '^CONFIG_KPROBES_SANITY_TEST=[ym]' "$build/obj-bench-arm64-$which/.config" &&
+			ours=y
 		echo "  MODULE  bench-arm64, $which kprobes"
 		kmake "$which" M="$mod" KPB_OURS="$ours" modules
 		root=$build/initramfs-bench-arm64-$which

@@ -694,8 +694,12 @@ AUTIASP, RETAA, PRFM literal, SIMD&FP literal loads, an exception
 table entry, the exclusive load/store window, misaligned addresses);
 a redirecting pre_handler; the interrupt mask seen by handlers and
 restored after the step; nested hits; a kretprobe on a function that
-signs its return address; and one register_kprobes() of 32 probes
-costing one text synchronisation each way.
+signs its return address; one register_kprobes() of 32 probes
+costing one text synchronisation each way; and probes at function
+entries on ftrace: no exception, the arguments, return address, stack
+pointer and callee-saved registers the handlers see (also with another
+ftrace user of the function), a redirecting pre_handler, a post_handler
+changing an argument, and a kretprobe beside a kprobe.
 EOF
 
 put Documentation/trace/kprobes.rst

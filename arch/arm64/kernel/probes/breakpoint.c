@@ -272,20 +272,26 @@ static __always_inline void simulate(struct kprobe *p, struct pt_regs *regs)
 	p->ainsn.api.handler(p->opcode, (long)p->addr, regs);
 }
 
+/*
+ * The helpers of the hit path are inlined into the BRK handlers, which
+ * NOKPROBE_SYMBOL() covers: a call of its own, with its pointer
+ * authentication and frame, would cost every hit a dozen instructions.
+ */
+
 /* Send the CPU to @p's slot with DAIF masked, in hit state @status. */
-static void step_out_of_line(struct kprobe *p, struct pt_regs *regs,
-			     struct kprobe_ctlblk *kcb, unsigned int status)
+static __always_inline void step_out_of_line(struct kprobe *p, struct pt_regs *regs,
+					     struct kprobe_ctlblk *kcb,
+					     unsigned int status)
 {
 	kcb->kprobe_status = status;
 	kcb->saved_daif = regs->pstate & DAIF_MASK;
 	regs->pstate |= DAIF_MASK;
 	resume_at(regs, (unsigned long)p->ainsn.api.insn);
 }
-NOKPROBE_SYMBOL(step_out_of_line);
 
 /* The probed instruction has run: post_handler, then leave the probe. */
-static void finish_hit(struct kprobe *p, struct pt_regs *regs,
-		       struct kprobe_ctlblk *kcb)
+static __always_inline void finish_hit(struct kprobe *p, struct pt_regs *regs,
+				       struct kprobe_ctlblk *kcb)
 {
 	kprobe_post_handler_t post;
 
@@ -300,7 +306,6 @@ static void finish_hit(struct kprobe *p, struct pt_regs *regs,
 	}
 	reset_current_kprobe();
 }
-NOKPROBE_SYMBOL(finish_hit);
 
 /*
  * @p was hit while this CPU runs another probe's handler: count a miss
@@ -397,14 +402,13 @@ int kprobe_brk_handler(struct pt_regs *regs, unsigned long esr)
 NOKPROBE_SYMBOL(kprobe_brk_handler);
 
 /* Is this the BRK behind the copy in the slot of the step this CPU runs? */
-static bool is_step_end(struct kprobe *cur, struct kprobe_ctlblk *kcb,
-			unsigned long pc)
+static __always_inline bool is_step_end(struct kprobe *cur, struct kprobe_ctlblk *kcb,
+					unsigned long pc)
 {
 	return cur && (kcb->kprobe_status == KPROBE_HIT_SS ||
 		       kcb->kprobe_status == KPROBE_REENTER) &&
 	       cur->ainsn.api.insn && pc == (unsigned long)(cur->ainsn.api.insn + 1);
 }
-NOKPROBE_SYMBOL(is_step_end);
 
 /**
  * kprobe_ss_brk_handler() - handle the BRK that ends a step out of line

@@ -294,7 +294,7 @@ static void kpb_reg_batch(const char *layout, unsigned int n, unsigned int r)
 	t2 = ktime_get_ns();
 	s2 = kpb_text_syncs();
 	pr_info("KPB-REG layout=%s n=%u how=batch rep=%u ok=%u reg_ns=%llu unreg_ns=%llu syncs_reg=%ld syncs_unreg=%ld\n",
-		layout, n, r, n, t1 - t0, t2 - t1, s1 - s0, s2 - s1);
+		layout, n, r, n, t1 - t0, t2 - t1, s0 < 0 ? -1 : s1 - s0, s0 < 0 ? -1 : s2 - s1);
 }
 
 static void kpb_reg_single(const char *layout, unsigned int n, unsigned int r)
@@ -321,7 +321,7 @@ static void kpb_reg_single(const char *layout, unsigned int n, unsigned int r)
 	t2 = ktime_get_ns();
 	s2 = kpb_text_syncs();
 	pr_info("KPB-REG layout=%s n=%u how=single rep=%u ok=%u reg_ns=%llu unreg_ns=%llu syncs_reg=%ld syncs_unreg=%ld\n",
-		layout, n, r, ok, t1 - t0, t2 - t1, s1 - s0, s2 - s1);
+		layout, n, r, ok, t1 - t0, t2 - t1, s0 < 0 ? -1 : s1 - s0, s0 < 0 ? -1 : s2 - s1);
 }
 
 static void kpb_reg_layout(const char *layout, unsigned int avail)
