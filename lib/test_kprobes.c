@@ -4469,7 +4469,10 @@ static void test_deferred_waits_for_readers(struct kunit *test)
 /*
  * Many probes unregistered one call each share grace periods: fewer
  * complete while they are released than there are probes (the
- * synchronous unregister waits for one each).
+ * synchronous unregister waits for one each). The count is the
+ * system's, so it includes what other RCU users (ftrace's hash
+ * updates, say) complete meanwhile: under TCG it was seen from 3 to 32
+ * of 64, so the bound is the one the synchronous path cannot meet.
  */
 #define DEFERRED_MANY	64
 
@@ -4505,7 +4508,7 @@ static void test_deferred_shares_grace_periods(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, probe_at((void *)kprobe_target));
 	if (!IS_ENABLED(CONFIG_TREE_RCU))
 		kunit_skip(test, "grace periods counted with tree RCU only");
-	KUNIT_EXPECT_LT(test, gps, (unsigned long)DEFERRED_MANY / 2);
+	KUNIT_EXPECT_LT(test, gps, (unsigned long)DEFERRED_MANY);
 }
 
 /*

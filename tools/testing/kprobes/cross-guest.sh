@@ -49,7 +49,7 @@ esac
 obj=$build/obj-$arch
 export ARCH=$karch CROSS_COMPILE=$cross
 "$t/config.sh" "$build/src" "$obj" "$t/arch-common.config" "$t/$arch.config"
-echo "  KERNEL  $arch (the tree's arch code on our core)"
+echo "  KERNEL  $arch (our core; arm64: our arch code too)"
 make -s -C "$build/src" O="$obj" CC="ccache ${cross}gcc" -j"${JOBS:-$(( $(nproc) + 1 ))}" "${image##*/}" modules
 # The tree's own KUnit suite, as on x86-64 (upstream-kunit.sh), built for
 # this arch in a directory of its own.
