@@ -5636,28 +5636,43 @@ static void test_arm64_batch(struct kunit *test)
  * Traced C functions: each has an ftrace site, a BL one or two
  * instructions in, where a probe at its symbol goes. lib/ is built
  * without the function tracer's flags, so these two ask for the patch
- * area themselves, as CC_FLAGS_FTRACE would (arch/arm64/Makefile). Called
- * through volatile pointers so that the compiler makes no copy of them
- * with constant arguments.
+ * area themselves, as CC_FLAGS_FTRACE would (arch/arm64/Makefile), and
+ * the alignment the ops pointer before them needs. Called
+ * through pointers hidden from the optimizer, so that the compiler makes
+ * no copy of them with constant arguments.
  */
 #ifdef CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS
-#define KPT64_TRACED __aligned(8) __attribute__((patchable_function_entry(4, 2)))
+#define KPT64_TRACED __attribute__((patchable_function_entry(4, 2)))
 #else
 #define KPT64_TRACED __attribute__((patchable_function_entry(2)))
 #endif
 
-static noinline KPT64_TRACED u64 kpt64_traced8(u64 a, u64 b, u64 c, u64 d, u64 e, u64 f, u64 g, u64 h)
+static noinline __aligned(8) KPT64_TRACED u64 kpt64_traced8(u64 a, u64 b, u64 c, u64 d,
+								   u64 e, u64 f, u64 g, u64 h)
 {
 	return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f + 7 * g + 8 * h;
 }
 
-static noinline KPT64_TRACED u64 kpt64_traced1(u64 a)
+static noinline __aligned(8) KPT64_TRACED u64 kpt64_traced1(u64 a)
 {
 	return a + 1;
 }
 
-static u64 (*volatile a64_traced8)(u64, u64, u64, u64, u64, u64, u64, u64) = kpt64_traced8;
-static u64 (*volatile a64_traced1)(u64) = kpt64_traced1;
+static u64 a64_traced8(u64 a, u64 b, u64 c, u64 d, u64 e, u64 f, u64 g, u64 h)
+{
+	u64 (*fn)(u64, u64, u64, u64, u64, u64, u64, u64) = kpt64_traced8;
+
+	OPTIMIZER_HIDE_VAR(fn);
+	return fn(a, b, c, d, e, f, g, h);
+}
+
+static u64 a64_traced1(u64 a)
+{
+	u64 (*fn)(u64) = kpt64_traced1;
+
+	OPTIMIZER_HIDE_VAR(fn);
+	return fn(a);
+}
 
 /*
  * u64 kpt64_call_saving(u64 (*fn)(u64), u64 arg): call fn(arg) with
@@ -5665,37 +5680,37 @@ static u64 (*volatile a64_traced1)(u64) = kpt64_traced1;
  * the call, restoring the caller's x19-x28.
  */
 asm(".pushsection .text, \"ax\"\n"
-    KPT64_FUNC(kpt64_call_saving)
-    "	stp	x29, x30, [sp, #-96]!\n"
-    "	mov	x29, sp\n"
-    "	stp	x19, x20, [sp, #16]\n"
-    "	stp	x21, x22, [sp, #32]\n"
-    "	stp	x23, x24, [sp, #48]\n"
-    "	stp	x25, x26, [sp, #64]\n"
-    "	stp	x27, x28, [sp, #80]\n"
-    "	mov	x9, x0\n"
-    "	mov	x0, x1\n"
-    "	mov	x19, #0x1919\n"
-    "	mov	x20, #0x2020\n"
-    "	mov	x21, #0x2121\n"
-    "	mov	x22, #0x2222\n"
-    "	mov	x23, #0x2323\n"
-    "	mov	x24, #0x2424\n"
-    "	mov	x25, #0x2525\n"
-    "	mov	x26, #0x2626\n"
-    "	mov	x27, #0x2727\n"
-    "	mov	x28, #0x2828\n"
-    "	blr	x9\n"
-    "	mov	x0, x19\n"
-    "	ldp	x19, x20, [sp, #16]\n"
-    "	ldp	x21, x22, [sp, #32]\n"
-    "	ldp	x23, x24, [sp, #48]\n"
-    "	ldp	x25, x26, [sp, #64]\n"
-    "	ldp	x27, x28, [sp, #80]\n"
-    "	ldp	x29, x30, [sp], #96\n"
-    "	ret\n"
-    KPT64_END(kpt64_call_saving)
-    ".popsection\n");
+	KPT64_FUNC(kpt64_call_saving)
+	"	stp	x29, x30, [sp, #-96]!\n"
+	"	mov	x29, sp\n"
+	"	stp	x19, x20, [sp, #16]\n"
+	"	stp	x21, x22, [sp, #32]\n"
+	"	stp	x23, x24, [sp, #48]\n"
+	"	stp	x25, x26, [sp, #64]\n"
+	"	stp	x27, x28, [sp, #80]\n"
+	"	mov	x9, x0\n"
+	"	mov	x0, x1\n"
+	"	mov	x19, #0x1919\n"
+	"	mov	x20, #0x2020\n"
+	"	mov	x21, #0x2121\n"
+	"	mov	x22, #0x2222\n"
+	"	mov	x23, #0x2323\n"
+	"	mov	x24, #0x2424\n"
+	"	mov	x25, #0x2525\n"
+	"	mov	x26, #0x2626\n"
+	"	mov	x27, #0x2727\n"
+	"	mov	x28, #0x2828\n"
+	"	blr	x9\n"
+	"	mov	x0, x19\n"
+	"	ldp	x19, x20, [sp, #16]\n"
+	"	ldp	x21, x22, [sp, #32]\n"
+	"	ldp	x23, x24, [sp, #48]\n"
+	"	ldp	x25, x26, [sp, #64]\n"
+	"	ldp	x27, x28, [sp, #80]\n"
+	"	ldp	x29, x30, [sp], #96\n"
+	"	ret\n"
+	KPT64_END(kpt64_call_saving)
+	".popsection\n");
 asmlinkage u64 kpt64_call_saving(u64 (*fn)(u64), u64 arg);
 
 /* What the pre_handler at an entry saw, and what it is to change. */
@@ -5721,8 +5736,9 @@ static int a64_entry_pre(struct kprobe *p, struct pt_regs *regs)
  */
 static unsigned long a64_ftrace_site(void *fn)
 {
-	return (unsigned long)fn + (*(u32 *)fn == aarch64_insn_gen_hint(AARCH64_INSN_HINT_BTIC) ?
-				    2 : 1) * AARCH64_INSN_SIZE;
+	bool bti = *(u32 *)fn == aarch64_insn_gen_hint(AARCH64_INSN_HINT_BTIC);
+
+	return (unsigned long)fn + (bti ? 2 : 1) * AARCH64_INSN_SIZE;
 }
 
 /* Probe kpt64_traced1 at its symbol; assert it went to the ftrace site. */
@@ -5816,14 +5832,14 @@ static void test_arm64_ftrace_entry_callee_saved(struct kunit *test)
 	int i;
 
 	a64_probe_entry(test, &kp, a64_entry_pre, NULL);
-	KUNIT_EXPECT_EQ(test, kpt64_call_saving(a64_traced1, 41), 0x1919ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_call_saving(kpt64_traced1, 41), 0x1919ULL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
 	KUNIT_EXPECT_EQ(test, a64_entry_regs[0], 41UL);
 	for (i = 19; i <= 28; i++)
 		KUNIT_EXPECT_EQ(test, a64_entry_regs[i], a64_callee_saved[i - 19]);
 
 	WRITE_ONCE(a64_entry_set_x19, 0x5555);
-	KUNIT_EXPECT_EQ(test, kpt64_call_saving(a64_traced1, 41), 0x5555ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_call_saving(kpt64_traced1, 41), 0x5555ULL);
 	WRITE_ONCE(a64_entry_set_x19, 0);
 
 	/* Another ftrace user of the same function. */
@@ -5831,7 +5847,7 @@ static void test_arm64_ftrace_entry_callee_saved(struct kunit *test)
 						      (unsigned long)kp.addr, 0, 0));
 	KUNIT_ASSERT_EQ(test, 0, register_ftrace_function(&a64_other_ftrace_ops));
 	a64_other_ftrace_calls = 0;
-	KUNIT_EXPECT_EQ(test, kpt64_call_saving(a64_traced1, 7), 0x1919ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_call_saving(kpt64_traced1, 7), 0x1919ULL);
 	KUNIT_EXPECT_EQ(test, a64_other_ftrace_calls, 1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 3);
 	KUNIT_EXPECT_EQ(test, a64_entry_regs[0], 7UL);

@@ -26,9 +26,6 @@ struct kprobe;
  */
 #define MAX_INSN_SIZE			2
 
-/* Slots are written through the fixmap, with their own cache maintenance. */
-#define flush_insn_slot(p)		do { } while (0)
-
 /* No function is barred from return probes here. */
 #define kretprobe_blacklist_size	0
 
