@@ -118,20 +118,19 @@ void kprobe_ftrace_hit(unsigned long ip, unsigned long parent_ip,
 		       unsigned long *saved, bool exact)
 {
 	struct kprobe *p;
-	int bit;
+	int bit = -1;
 
-	if (unlikely(kprobe_ftrace_disabled))
-		return;
 	/* Ftrace's recursion guard: a nested call of ours is dropped. */
-	bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	if (likely(!kprobe_ftrace_disabled))
+		bit = ftrace_test_recursion_trylock(ip, parent_ip);
 	if (bit < 0)
 		return;
 	p = get_kprobe((kprobe_opcode_t *)ip);
-	if (likely(p) && !kprobe_disabled(p)) {
-		if (unlikely(kprobe_running()))
-			kprobes_inc_nmissed_count(p);
-		else
+	if (p && !kprobe_disabled(p)) {
+		if (!kprobe_running())
 			ftrace_site_hit(p, ip, fregs, saved, exact);
+		else
+			kprobes_inc_nmissed_count(p);	/* inside another hit */
 	}
 	ftrace_test_recursion_unlock(bit);
 }
