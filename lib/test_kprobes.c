@@ -5647,8 +5647,8 @@ static void test_arm64_batch(struct kunit *test)
 #define KPT64_TRACED __attribute__((patchable_function_entry(2)))
 #endif
 
-static noinline __aligned(8) KPT64_TRACED u64 kpt64_traced8(u64 a, u64 b, u64 c, u64 d,
-								   u64 e, u64 f, u64 g, u64 h)
+static noinline __aligned(8) KPT64_TRACED
+u64 kpt64_traced8(u64 a, u64 b, u64 c, u64 d, u64 e, u64 f, u64 g, u64 h)
 {
 	return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f + 7 * g + 8 * h;
 }

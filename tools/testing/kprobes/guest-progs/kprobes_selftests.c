@@ -894,14 +894,14 @@ static int t_revive(void)
  * arm64's kprobes share (arch/arm64/kernel/probes/decode-insn.c).
  */
 asm(".text\n"
-    ".globl kpt_user_fn\n"
-    ".type kpt_user_fn, %function\n"
-    ".balign 16\n"
-    "kpt_user_fn:\n"
-    "	add x0, x0, #3\n"
-    "	b 1f\n"
-    "1:	ret\n"
-    ".size kpt_user_fn, . - kpt_user_fn\n");
+	".globl kpt_user_fn\n"
+	".type kpt_user_fn, %function\n"
+	".balign 16\n"
+	"kpt_user_fn:\n"
+	"	add x0, x0, #3\n"
+	"	b 1f\n"
+	"1:	ret\n"
+	".size kpt_user_fn, . - kpt_user_fn\n");
 unsigned long kpt_user_fn(unsigned long x);
 
 /* The offset in this program's file of its code at @addr; 0 if unknown. */
