@@ -276,6 +276,9 @@ static __always_inline void simulate(struct kprobe *p, struct pt_regs *regs)
  * The helpers of the hit path are inlined into the BRK handlers, which
  * NOKPROBE_SYMBOL() covers: a call of its own, with its pointer
  * authentication and frame, would cost every hit a dozen instructions.
+ * The handlers are notrace, as the tree's arm64 hit path is: no function
+ * tracer callback runs inside a hit, and no ftrace NOPs are executed by
+ * every one.
  */
 
 /* Send the CPU to @p's slot with DAIF masked, in hit state @status. */
@@ -283,10 +286,14 @@ static __always_inline void step_out_of_line(struct kprobe *p, struct pt_regs *r
 					     struct kprobe_ctlblk *kcb,
 					     unsigned int status)
 {
+	unsigned long slot = (unsigned long)p->ainsn.api.insn;
+	u64 pstate = regs->pstate;
+
+	/* Read before any store: the compiler cannot tell they don't alias. */
 	kcb->kprobe_status = status;
-	kcb->saved_daif = regs->pstate & DAIF_MASK;
-	regs->pstate |= DAIF_MASK;
-	resume_at(regs, (unsigned long)p->ainsn.api.insn);
+	kcb->saved_daif = pstate & DAIF_MASK;
+	regs->pstate = (pstate | DAIF_MASK) & ~PSR_BTYPE_MASK;
+	regs->pc = slot;
 }
 
 /* The probed instruction has run: post_handler, then leave the probe. */
@@ -311,8 +318,8 @@ static __always_inline void finish_hit(struct kprobe *p, struct pt_regs *regs,
  * @p was hit while this CPU runs another probe's handler: count a miss
  * and run the instruction without the handlers.
  */
-static int nested_hit(struct kprobe *p, struct kprobe *cur,
-		      struct pt_regs *regs, struct kprobe_ctlblk *kcb)
+static notrace int nested_hit(struct kprobe *p, struct kprobe *cur,
+			      struct pt_regs *regs, struct kprobe_ctlblk *kcb)
 {
 	if (kcb->kprobe_status == KPROBE_REENTER) {
 		/*
@@ -339,7 +346,7 @@ static int nested_hit(struct kprobe *p, struct kprobe *cur,
 NOKPROBE_SYMBOL(nested_hit);
 
 /* Put back the hit a KPROBE_REENTER step interrupted. */
-static void resume_outer_hit(struct kprobe_ctlblk *kcb)
+static notrace void resume_outer_hit(struct kprobe_ctlblk *kcb)
 {
 	__this_cpu_write(current_kprobe, kcb->outer);
 	kcb->kprobe_status = kcb->outer_status;
@@ -347,6 +354,25 @@ static void resume_outer_hit(struct kprobe_ctlblk *kcb)
 	kcb->outer = NULL;
 }
 NOKPROBE_SYMBOL(resume_outer_hit);
+
+/*
+ * A BRK #KPROBES_BRK_IMM at @addr that no probe owns. Out of line: its
+ * local, whose address is taken, would cost every hit a stack slot.
+ */
+static noinline notrace int unowned_brk(kprobe_opcode_t *addr)
+{
+	u32 insn;
+
+	/*
+	 * The probe left after this CPU took its BRK and the text is
+	 * restored: run the original instruction.
+	 */
+	if (!aarch64_insn_read(addr, &insn) && insn != BRK64_OPCODE_KPROBES)
+		return DBG_HOOK_HANDLED;
+	WARN_ONCE(1, "kprobes: BRK at %pS that no probe owns\n", addr);
+	return DBG_HOOK_ERROR;
+}
+NOKPROBE_SYMBOL(unowned_brk);
 
 /**
  * kprobe_brk_handler() - handle BRK #KPROBES_BRK_IMM
@@ -358,27 +384,21 @@ NOKPROBE_SYMBOL(resume_outer_hit);
  * Return: DBG_HOOK_HANDLED, or DBG_HOOK_ERROR for a BRK no probe owns
  * (the kernel then dies, as for any unclaimed BRK).
  */
-int kprobe_brk_handler(struct pt_regs *regs, unsigned long esr)
+notrace int kprobe_brk_handler(struct pt_regs *regs, unsigned long esr)
 {
-	kprobe_opcode_t *addr = (kprobe_opcode_t *)instruction_pointer(regs);
-	struct kprobe_ctlblk *kcb = get_kprobe_ctlblk();
-	struct kprobe *p, *cur = kprobe_running();
-	u32 insn;
+	struct kprobe *p = get_kprobe((kprobe_opcode_t *)instruction_pointer(regs));
+	struct kprobe_ctlblk *kcb;
 
-	p = get_kprobe(addr);
-	if (unlikely(!p)) {
-		/*
-		 * The probe left after this CPU took its BRK and the text is
-		 * restored: run the original instruction.
-		 */
-		if (!aarch64_insn_read(addr, &insn) && insn != BRK64_OPCODE_KPROBES)
-			return DBG_HOOK_HANDLED;
-		WARN_ONCE(1, "kprobes: BRK at %pS that no probe owns\n", addr);
-		return DBG_HOOK_ERROR;
-	}
+	/*
+	 * The per-CPU state is read after the lookup, so that no register
+	 * holds it across that call (DAIF is masked: this CPU stays).
+	 */
+	if (unlikely(!p))
+		return unowned_brk((kprobe_opcode_t *)instruction_pointer(regs));
 	count_brk_trap();
-	if (unlikely(cur))
-		return nested_hit(p, cur, regs, kcb);
+	kcb = get_kprobe_ctlblk();
+	if (unlikely(kprobe_running()))
+		return nested_hit(p, kprobe_running(), regs, kcb);
 
 	__this_cpu_write(current_kprobe, p);
 	kcb->kprobe_status = KPROBE_HIT_ACTIVE;
@@ -401,13 +421,15 @@ int kprobe_brk_handler(struct pt_regs *regs, unsigned long esr)
 }
 NOKPROBE_SYMBOL(kprobe_brk_handler);
 
-/* Is this the BRK behind the copy in the slot of the step this CPU runs? */
-static __always_inline bool is_step_end(struct kprobe *cur, struct kprobe_ctlblk *kcb,
+/*
+ * Is this the BRK behind the copy in the slot of the step this CPU runs?
+ * A simulated probe has no slot (0), and no BRK is at address 4.
+ */
+static __always_inline bool is_step_end(struct kprobe *cur, unsigned int status,
 					unsigned long pc)
 {
-	return cur && (kcb->kprobe_status == KPROBE_HIT_SS ||
-		       kcb->kprobe_status == KPROBE_REENTER) &&
-	       cur->ainsn.api.insn && pc == (unsigned long)(cur->ainsn.api.insn + 1);
+	return cur && (status == KPROBE_HIT_SS || status == KPROBE_REENTER) &&
+	       pc == (unsigned long)cur->ainsn.api.insn + AARCH64_INSN_SIZE;
 }
 
 /**
@@ -418,17 +440,19 @@ static __always_inline bool is_step_end(struct kprobe *cur, struct kprobe_ctlblk
  * Return: DBG_HOOK_HANDLED, or DBG_HOOK_ERROR when the BRK is not the end
  * of this CPU's step.
  */
-int kprobe_ss_brk_handler(struct pt_regs *regs, unsigned long esr)
+notrace int kprobe_ss_brk_handler(struct pt_regs *regs, unsigned long esr)
 {
 	struct kprobe_ctlblk *kcb = get_kprobe_ctlblk();
 	struct kprobe *cur = kprobe_running();
+	unsigned int status = kcb->kprobe_status;
 
-	if (!is_step_end(cur, kcb, instruction_pointer(regs)))
+	if (!is_step_end(cur, status, instruction_pointer(regs)))
 		return DBG_HOOK_ERROR;
 	count_brk_trap();
-	regs->pstate = (regs->pstate & ~DAIF_MASK) | kcb->saved_daif;
-	resume_at(regs, (unsigned long)cur->addr + AARCH64_INSN_SIZE);
-	if (kcb->kprobe_status == KPROBE_REENTER)
+	/* DAIF as it was at the BRK, and no BTYPE: as resume_at(). */
+	regs->pstate = (regs->pstate & ~(DAIF_MASK | PSR_BTYPE_MASK)) | kcb->saved_daif;
+	regs->pc = (unsigned long)cur->addr + AARCH64_INSN_SIZE;
+	if (status == KPROBE_REENTER)
 		resume_outer_hit(kcb);
 	else
 		finish_hit(cur, regs, kcb);
@@ -448,7 +472,7 @@ NOKPROBE_SYMBOL(kprobe_ss_brk_handler);
  *
  * Return: 0: the fault is always handled further by the caller.
  */
-int kprobe_fault_handler(struct pt_regs *regs, unsigned int esr)
+notrace int kprobe_fault_handler(struct pt_regs *regs, unsigned int esr)
 {
 	struct kprobe_ctlblk *kcb = get_kprobe_ctlblk();
 	struct kprobe *cur = kprobe_running();

@@ -111,11 +111,12 @@ static __always_inline void ftrace_site_hit(struct kprobe *p, unsigned long ip,
  * @saved: x18-x28, as kprobe_ftrace_handler saved them (and will restore)
  * @exact: they are the function's (ftrace_caller called us itself)
  *
- * Called only by kprobe_ftrace_handler (ftrace_stub.S).
+ * Called only by kprobe_ftrace_handler (ftrace_stub.S). notrace, as
+ * ftrace's own callbacks are: tracing it would only recurse.
  */
-void kprobe_ftrace_hit(unsigned long ip, unsigned long parent_ip,
-		       struct ftrace_ops *ops, struct ftrace_regs *fregs,
-		       unsigned long *saved, bool exact)
+notrace void kprobe_ftrace_hit(unsigned long ip, unsigned long parent_ip,
+			       struct ftrace_ops *ops, struct ftrace_regs *fregs,
+			       unsigned long *saved, bool exact)
 {
 	struct kprobe *p;
 	int bit = -1;

@@ -32,7 +32,7 @@ NOKPROBE_SYMBOL(arch_prepare_kretprobe);
  *
  * Return: the address the call really returns to.
  */
-unsigned long kretprobe_return_handler(struct pt_regs *regs)
+notrace unsigned long kretprobe_return_handler(struct pt_regs *regs)
 {
 	return kretprobe_trampoline_handler(regs, (void *)regs->regs[29]);
 }
