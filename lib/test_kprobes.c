@@ -1368,6 +1368,72 @@ static void test_ftrace_removal_waits(struct kunit *test)
 #endif
 }
 
+/*
+ * Four entries leave together, so their ips all wait to leave the
+ * filter; two of them, then the other two, are armed again from that
+ * list: each fires once per call of its own function and no other does.
+ */
+static struct kprobe stale_kps[4];
+static atomic_t stale_hits[ARRAY_SIZE(stale_kps)];
+static unsigned long stale_sink;
+
+static int stale_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	if (current == test_task)
+		atomic_inc(&stale_hits[p - stale_kps]);
+	return 0;
+}
+
+static void call_stale_targets(void)
+{
+	struct timespec64 ts = ns_to_timespec64(1);
+	struct __kernel_old_timeval tv = ns_to_kernel_old_timeval(1);
+
+	WRITE_ONCE(stale_sink, ts.tv_nsec + tv.tv_usec + jiffies_to_msecs(1) +
+		   jiffies_to_usecs(1));
+}
+
+/* Register @from..@to - 1 of stale_kps, call each target once, count. */
+static void stale_round(struct kunit *test, unsigned int from, unsigned int to)
+{
+	static const char *const syms[ARRAY_SIZE(stale_kps)] = {
+		"ns_to_timespec64", "ns_to_kernel_old_timeval",
+		"jiffies_to_msecs", "jiffies_to_usecs",
+	};
+	struct kprobe *kps[ARRAY_SIZE(stale_kps)];
+	unsigned int i;
+
+	for (i = from; i < to; i++) {
+		init_probe(&stale_kps[i], NULL, syms[i], 0, stale_pre, NULL);
+		kps[i - from] = &stale_kps[i];
+		atomic_set(&stale_hits[i], 0);
+	}
+	KUNIT_ASSERT_EQ(test, 0, register_kprobes(kps, to - from));
+	call_stale_targets();
+	for (i = 0; i < ARRAY_SIZE(stale_kps); i++)
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&stale_hits[i]),
+				    i >= from && i < to ? 1 : 0, "%s", syms[i]);
+	if (IS_ENABLED(CONFIG_KPROBES_ON_FTRACE))
+		for (i = from; i < to; i++)
+			KUNIT_EXPECT_TRUE_MSG(test, stale_kps[i].flags & KPROBE_FLAG_FTRACE,
+					      "%s", syms[i]);
+	unregister_kprobes(kps, to - from);
+	memset(stale_hits, 0, sizeof(stale_hits));
+	call_stale_targets();
+	for (i = 0; i < ARRAY_SIZE(stale_kps); i++)
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&stale_hits[i]), 0, "%s", syms[i]);
+}
+
+static void test_ftrace_removal_waits_many(struct kunit *test)
+{
+	stale_round(test, 0, 4);
+	stale_round(test, 1, 3);
+	stale_round(test, 0, 4);
+	kprobe_deferred_barrier();
+	stale_round(test, 2, 4);
+	stale_round(test, 0, 2);
+}
+
 static int ftrace_recurse_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	if (current == test_task)
@@ -5933,6 +5999,7 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_kprobe_ftrace_site),
 	KUNIT_CASE(test_recursion_missed_ftrace),
 	KUNIT_CASE(test_ftrace_removal_waits),
+	KUNIT_CASE(test_ftrace_removal_waits_many),
 	KUNIT_CASE(test_refuse_bad_arguments),
 	KUNIT_CASE(test_refuse_not_text),
 	KUNIT_CASE(test_refuse_blacklisted),

@@ -9,6 +9,8 @@
 
 #define pr_fmt(fmt) "kprobes: " fmt
 
+#include <linux/bsearch.h>
+
 #include "internal.h"
 
 /* Should the text at this site trap (or ftrace call us) right now? */
@@ -198,8 +200,9 @@ static int ftrace_filter_update(int kind, unsigned long *ips, unsigned int nr,
  * just leaves this list; one armed in the other ops first has the list
  * flushed, so that no call reaches our handler twice. Only the plain
  * ops waits: the IPMODIFY one would keep a livepatch off the function.
- * Each ip here is still counted in kprobe_ftrace_users[PLAIN]. Under
- * kprobe_mutex. Without CONFIG_KPROBES_ON_FTRACE it stays empty.
+ * Each ip here is still counted in kprobe_ftrace_users[PLAIN]. Sorted
+ * by ip. Under kprobe_mutex. Without CONFIG_KPROBES_ON_FTRACE it stays
+ * empty.
  */
 static struct {
 	unsigned long *ips;
@@ -221,15 +224,18 @@ static bool ftrace_removal_may_wait(unsigned long ip)
 	return !site || kprobe_disabled(site) || kprobe_site_dying(site);
 }
 
-static int stale_find(unsigned long ip)
+static int cmp_ip(const void *a, const void *b)
 {
-	unsigned int i;
+	return order_ulong(*(const unsigned long *)a, *(const unsigned long *)b);
+}
 
-	for (i = 0; i < ftrace_stale.nr; i++) {
-		if (ftrace_stale.ips[i] == ip)
-			return i;
-	}
-	return -1;
+/*
+ * The list is kept sorted: a batch of N entries registered again while
+ * N wait here would otherwise cost N * N comparisons.
+ */
+static unsigned long *stale_find(unsigned long ip)
+{
+	return bsearch(&ip, ftrace_stale.ips, ftrace_stale.nr, sizeof(ip), cmp_ip);
 }
 
 /*
@@ -249,12 +255,15 @@ static unsigned int stale_keep(unsigned long *ips, unsigned int nr)
 		ftrace_stale.ips = grown;
 		ftrace_stale.max = n;
 	}
+	n = ftrace_stale.nr;
 	for (i = 0; i < nr; i++) {
 		if (ftrace_removal_may_wait(ips[i]))
 			ftrace_stale.ips[ftrace_stale.nr++] = ips[i];
 		else
 			ips[now++] = ips[i];
 	}
+	if (ftrace_stale.nr != n)
+		sort(ftrace_stale.ips, ftrace_stale.nr, sizeof(*ftrace_stale.ips), cmp_ip, NULL);
 	if (ftrace_stale.nr)
 		schedule_delayed_work(&stale_work, FTRACE_STALE_DELAY);
 	return now;
@@ -267,17 +276,26 @@ static unsigned int stale_keep(unsigned long *ips, unsigned int nr)
  */
 static unsigned int stale_reuse(unsigned long *ips, unsigned int nr)
 {
-	unsigned int i, left = 0;
-	int at;
+	unsigned int i, j, left = 0;
+	unsigned long *at;
+	bool reused = false;
 
 	for (i = 0; i < nr; i++) {
 		at = stale_find(ips[i]);
-		if (at < 0) {
+		if (!at) {
 			ips[left++] = ips[i];
 			continue;
 		}
-		ftrace_stale.ips[at] = ftrace_stale.ips[--ftrace_stale.nr];
+		*at = 0;	/* no text at 0; squeezed out below */
+		reused = true;
 	}
+	if (!reused)
+		return left;
+	for (i = 0, j = 0; i < ftrace_stale.nr; i++) {
+		if (ftrace_stale.ips[i])
+			ftrace_stale.ips[j++] = ftrace_stale.ips[i];
+	}
+	ftrace_stale.nr = j;
 	return left;
 }
 
@@ -287,7 +305,7 @@ static bool stale_holds_any(const unsigned long *ips, unsigned int nr)
 	unsigned int i;
 
 	for (i = 0; i < nr && ftrace_stale.nr; i++) {
-		if (stale_find(ips[i]) >= 0)
+		if (stale_find(ips[i]))
 			return true;
 	}
 	return false;
