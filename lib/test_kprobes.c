@@ -1645,6 +1645,43 @@ static void test_recursion_missed(struct kunit *test)
 	unregister_kprobe(&kp);
 }
 
+/*
+ * kprobe_busy_begin() and kprobe_busy_end() may run inside a handler:
+ * an interrupt's softirqs free a task (kprobe_flush_task()) while a
+ * handler at an ftrace site, which runs with interrupts on, is running.
+ * The hit must still be this CPU's afterwards, so that the handler's
+ * own probes still count as missed. They are not exported: only a
+ * built-in suite can call them.
+ */
+#if IS_BUILTIN(CONFIG_KPROBES_SANITY_TEST)
+static int busy_inside_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	kprobe_busy_begin();
+	kprobe_busy_end();
+	HANDLER_CHECK(kprobe_running() == p);
+	/* Only then: with the hit lost, this would recurse without end. */
+	if (kprobe_running() == p)
+		recursion_seen = recursed_target(rand1);
+	return 0;
+}
+#endif
+
+static void test_busy_inside_handler(struct kunit *test)
+{
+#if IS_BUILTIN(CONFIG_KPROBES_SANITY_TEST)
+	struct kprobe kp;
+
+	init_probe(&kp, (void *)kprobe_recursed_target, NULL, 0, busy_inside_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	recursed_target(rand1);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, kp.nmissed, 1UL);
+	KUNIT_EXPECT_EQ(test, recursion_seen, rand1 / DIV_FACTOR);
+#else
+	kunit_skip(test, "kprobe_busy_begin() is not exported to a module");
+#endif
+}
+
 #ifdef CONFIG_X86_64
 static int recurse_asm_pre(struct kprobe *p, struct pt_regs *regs)
 {
@@ -6006,6 +6043,7 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_refuse_registered_twice),
 	KUNIT_CASE(test_redirect_pre_handler),
 	KUNIT_CASE(test_recursion_missed),
+	KUNIT_CASE(test_busy_inside_handler),
 	KUNIT_CASE(test_fault_in_handler),
 	KUNIT_CASE(test_aggregate),
 	KUNIT_CASE(test_unregister_listed_twice),

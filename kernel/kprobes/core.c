@@ -289,25 +289,46 @@ static struct kprobe kprobe_busy = {
 	.addr = (void *)kprobe_busy_begin,
 };
 
+/*
+ * Busy regions entered while this CPU already ran a hit or a busy region:
+ * an interrupt's softirqs free a task (kprobe_flush_task()) while a
+ * handler that runs with interrupts on (at an ftrace site, a return
+ * handler) is running. Such a region leaves current_kprobe alone, which
+ * already makes probes count as missed, and its end must not clear it
+ * under the interrupted handler. Regions nest as interrupts do, and a
+ * region keeps preemption off: a count per CPU tells them apart.
+ */
+static DEFINE_PER_CPU(unsigned int, kprobe_busy_nested);
+
 /**
  * kprobe_busy_begin() - treat this CPU as if it were running a handler
  *
  * Probes hit until kprobe_busy_end() skip their handlers and count a
- * miss. rethook and fprobe use this around their own handlers.
+ * miss. rethook and fprobe use this around their own handlers. May be
+ * called inside a handler, or inside another such region.
  */
 void kprobe_busy_begin(void)
 {
 	preempt_disable();
+	if (__this_cpu_read(current_kprobe)) {
+		__this_cpu_inc(kprobe_busy_nested);
+		return;
+	}
 	__this_cpu_write(current_kprobe, &kprobe_busy);
 	__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_ACTIVE);
 }
 
 /**
  * kprobe_busy_end() - end a kprobe_busy_begin() region
+ *
+ * What was running on this CPU when the region began runs again.
  */
 void kprobe_busy_end(void)
 {
-	__this_cpu_write(current_kprobe, NULL);
+	if (__this_cpu_read(kprobe_busy_nested))
+		__this_cpu_dec(kprobe_busy_nested);
+	else
+		__this_cpu_write(current_kprobe, NULL);
 	preempt_enable();
 }
 
