@@ -3233,6 +3233,54 @@ static void test_kretprobes_batch(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 2);
 }
 
+/*
+ * Where a return handler is: its regs' pc is the address the function
+ * returns to in its caller, never the trampoline, for each of two
+ * kretprobes on one function. So is get_kretprobe_retaddr(), as in the
+ * tree: for both with the core's instances, for the one that hooked the
+ * call first with rethook (whose other node saved the trampoline).
+ */
+static unsigned long retpc_seen[2], retaddr_seen[2];
+
+static int return_where(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct kretprobe *rp = get_kretprobe(ri);
+	int i = !!rp->data_size;	/* the second has some data */
+
+	if (current == test_task) {
+		retpc_seen[i] = instruction_pointer(regs);
+		retaddr_seen[i] = (unsigned long)get_kretprobe_retaddr(ri);
+	}
+	return 0;
+}
+
+static noinline u32 kret_where_caller(u32 v)
+{
+	return target(v) + 1;	/* not a tail call */
+}
+
+static void test_kretprobe_return_address(struct kunit *test)
+{
+	char sym[KSYM_SYMBOL_LEN];
+	struct kretprobe a, b;
+	int i, real = 0;
+
+	init_rp(&a, "kprobe_target", NULL, return_where, 0, 0);
+	init_rp(&b, "kprobe_target", NULL, return_where, sizeof(long), 0);
+	KUNIT_ASSERT_EQ(test, 0, register_kretprobes((struct kretprobe *[]){ &a, &b }, 2));
+	memset(retpc_seen, 0, sizeof(retpc_seen));
+	memset(retaddr_seen, 0, sizeof(retaddr_seen));
+	KUNIT_EXPECT_EQ(test, kret_where_caller(rand1), rand1 / DIV_FACTOR + 1);
+	unregister_kretprobes((struct kretprobe *[]){ &a, &b }, 2);
+	for (i = 0; i < 2; i++) {
+		real += retaddr_seen[i] == retpc_seen[i];
+		sprint_symbol(sym, retpc_seen[i]);
+		KUNIT_EXPECT_TRUE_MSG(test, str_has_prefix(sym, "kret_where_caller+"),
+				      "kretprobe %d returns to %s", i, sym);
+	}
+	KUNIT_EXPECT_EQ(test, real, IS_ENABLED(CONFIG_KRETPROBE_ON_RETHOOK) ? 1 : 2);
+}
+
 /* Recursive calls each get their own instance while the pool lasts. */
 static void test_kretprobe_maxactive(struct kunit *test)
 {
@@ -6148,6 +6196,7 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_kretprobe_basic),
 	KUNIT_CASE(test_kretprobe_entry_skip),
 	KUNIT_CASE(test_kretprobes_batch),
+	KUNIT_CASE(test_kretprobe_return_address),
 	KUNIT_CASE(test_kretprobe_maxactive),
 	KUNIT_CASE(test_kretprobe_refusals),
 	KUNIT_CASE(test_kretprobes_listed_twice),

@@ -336,8 +336,10 @@ static inline int arch_prepare_kprobe_ftrace(struct kprobe *p)
 void arch_prepare_kretprobe(struct kretprobe_instance *ri, struct pt_regs *regs);
 
 /*
- * Optional: once the trampoline's handler found where the call really
- * returns, point @regs there. Hit path. Default: nothing.
+ * Optional: after the return handlers ran, set up @regs for the return
+ * to @correct_ret_addr beyond the pc, which the core already pointed
+ * there for the handlers (parisc: its return register). Hit path.
+ * Default: nothing.
  */
 void arch_kretprobe_fixup_return(struct pt_regs *regs,
 				 kprobe_opcode_t *correct_ret_addr);

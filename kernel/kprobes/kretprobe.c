@@ -298,8 +298,14 @@ unsigned long __kretprobe_trampoline_handler(struct pt_regs *regs,
 		BUG();
 	}
 	ret_addr = llist_entry(end, struct kretprobe_instance, llist)->ret_addr;
-	/* A handler's stack trace starts where the function returns to. */
-	arch_kretprobe_fixup_return(regs, ret_addr);
+	/*
+	 * Handlers see the return where it goes, as with rethook: their pc
+	 * (where a stack trace starts, what perf and BPF report) and
+	 * get_kretprobe_retaddr() are the caller's, not the trampoline.
+	 * Giving every instance of the call the real address is safe now
+	 * that its end is known.
+	 */
+	instruction_pointer_set(regs, (unsigned long)ret_addr);
 
 	/*
 	 * The handlers run with the instances still on the list: an unwinder
@@ -310,12 +316,15 @@ unsigned long __kretprobe_trampoline_handler(struct pt_regs *regs,
 		/* Not this call's: a return was lost. No more handlers. */
 		if (WARN_ON_ONCE(ri->fp != frame_pointer))
 			break;
+		ri->ret_addr = ret_addr;
 		rp = get_kretprobe(ri);
 		if (rp && rp->handler)
 			kretprobe_run_handler(rp, ri, regs, prev);
 		if (node == end)
 			break;
 	}
+	/* What the arch still has to set up for the return itself. */
+	arch_kretprobe_fixup_return(regs, ret_addr);
 
 	node = current->kretprobe_instances.first;
 	current->kretprobe_instances.first = end->next;
