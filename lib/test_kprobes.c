@@ -5546,6 +5546,28 @@ static void test_arm64_refused(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpt64_addsub(1), 4ULL);
 }
 
+/*
+ * Kprobes' own assembly is on the blacklist: the kretprobe trampoline
+ * runs with the returning call's instances half handled, and the ftrace
+ * stub inside ftrace's callback.
+ */
+static void test_arm64_own_asm_refused(struct kunit *test)
+{
+	static const char *const syms[] = {
+		"__kretprobe_trampoline",
+#ifdef CONFIG_KPROBES_ON_FTRACE
+		"kprobe_ftrace_handler",
+#endif
+	};
+	struct kprobe kp;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(syms); i++) {
+		init_probe(&kp, NULL, syms[i], 2 * AARCH64_INSN_SIZE, count_pre, NULL);
+		EXPECT_REFUSED(test, -EINVAL, &kp);
+	}
+}
+
 /* Return 77 to the caller at once: the instruction and post_handler are skipped. */
 static int a64_redirect_pre(struct kprobe *p, struct pt_regs *regs)
 {
@@ -6226,6 +6248,7 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_arm64_stepped_lse),
 	KUNIT_CASE(test_arm64_stepped_hints),
 	KUNIT_CASE(test_arm64_refused),
+	KUNIT_CASE(test_arm64_own_asm_refused),
 	KUNIT_CASE(test_arm64_redirect),
 	KUNIT_CASE(test_arm64_irq_state),
 	KUNIT_CASE(test_arm64_nested_hit),

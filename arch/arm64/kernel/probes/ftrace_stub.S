@@ -47,3 +47,4 @@ SYM_TYPED_FUNC_START(kprobe_ftrace_handler)
 	ldp	x29, x30, [sp], #112
 	ret
 SYM_FUNC_END(kprobe_ftrace_handler)
+NOKPROBE(kprobe_ftrace_handler)

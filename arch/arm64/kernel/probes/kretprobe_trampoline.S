@@ -70,3 +70,4 @@ SYM_CODE_START(__kretprobe_trampoline)
 	add	sp, sp, #PT_REGS_SIZE
 	ret
 SYM_CODE_END(__kretprobe_trampoline)
+NOKPROBE(__kretprobe_trampoline)
