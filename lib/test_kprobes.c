@@ -5897,6 +5897,9 @@ static int a64_entry_pre(struct kprobe *p, struct pt_regs *regs)
 	a64_entry_sp = regs->sp;
 	a64_entry_pc = regs->pc;
 	a64_entry_pstate = regs->pstate;
+	/* As an exception's regs: no syscall, interrupts as the function has them. */
+	HANDLER_CHECK(!in_syscall(regs));
+	HANDLER_CHECK(interrupts_enabled(regs) == !irqs_disabled());
 	if (a64_entry_set_x19)
 		regs->regs[19] = a64_entry_set_x19;
 	atomic_inc(&pre_hits);

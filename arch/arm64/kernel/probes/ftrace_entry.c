@@ -29,9 +29,11 @@
 #include <linux/ftrace.h>
 #include <linux/kprobes.h>
 #include <linux/ptrace.h>
+#include <asm/cpufeature.h>
 #include <asm/daifflags.h>
 #include <asm/insn.h>
 #include <asm/patching.h>
+#include <asm/sysreg.h>
 
 /* Where the pt_regs' x18 sits in the save area of ftrace_stub.S. */
 #define SAVED_FIRST	18
@@ -55,6 +57,10 @@ static __always_inline void fill_regs(struct pt_regs *regs, unsigned long ip,
 	regs->sp = afregs->sp;
 	regs->pc = ip;
 	regs->pstate = PSR_MODE_EL1h | read_sysreg(daif);
+	/* As an EL1 exception's entry sets them: in_syscall(), interrupts_enabled(). */
+	regs->syscallno = NO_SYSCALL;
+	if (system_uses_irq_prio_masking())
+		regs->pmr_save = read_sysreg_s(SYS_ICC_PMR_EL1);
 }
 
 /* What a handler may change goes back to the function. */
