@@ -9,6 +9,8 @@
 #                  ends with 'N passed, N failed'
 #   make test-main, make test-alt   one configuration only
 #   make test ARCH=arm64 (or riscv64, arm), make test-arm64   one architecture
+#   make test-arm64-kasan   the arm64 guest with generic KASAN (not in make
+#                  test: a cold build and run take 30 minutes)
 #   make shell     build, boot to a shell in the guest
 #   make storm     many kprobes clients at once for STORM_SECS (60) seconds
 #                  on the main configuration, then a kmemleak scan
@@ -44,7 +46,7 @@ FRAGMENTS ?= $(T)/kprobes.config $(T)/debug.config
 MAIN_APPEND := preempt=full
 
 .PHONY: all deps tree kernel initramfs test demo shell patches check clean distclean \
-	test-alt test-main alt-kernel bench bench-arm64 storm patches-check docs kunit test-arm64 test-riscv64 test-arm cross coverage
+	test-alt test-main alt-kernel bench bench-arm64 storm patches-check docs kunit test-arm64 test-riscv64 test-arm test-arm64-kasan cross coverage
 
 # A second configuration: PREEMPT, no modules, no function tracer (so no
 # kprobes on ftrace), the KUnit suite built in.
@@ -99,7 +101,7 @@ test: initramfs alt-kernel
 		$(ALT_LOGS) $(CROSS_LOGS)
 endif
 
-$(addprefix test-,$(CROSS_ARCHES)): test-%: tree
+$(addprefix test-,$(CROSS_ARCHES) arm64-kasan): test-%: tree
 	@$(T)/cross-guest.sh $*
 	@python3 $(T)/ktap-summary.py $(BUILD)/console-$*.log:$*
 

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # cross-guest.sh ARCH [demo]: build the kernel of another architecture
-# (arm64, riscv64, arm) with our kprobes core and the tree's arch code, boot it
+# (arm64, riscv64, arm; arm64-kasan: arm64 with generic KASAN) with our
+# kprobes core and the tree's arch code, boot it
 # under QEMU (TCG, 2 vCPUs) and leave its console in
 # .build/console-ARCH.log: /init (guest-progs/kprobes_selftests.c) loads
 # both KUnit suites, runs the selftests that are not x86's and powers off.
@@ -18,12 +19,14 @@ mode=${2:-test}
 
 mem=1G smp=2
 case $arch in
-arm64)
+arm64|arm64-kasan)
 	karch=arm64 cross=aarch64-linux-gnu- image=arch/arm64/boot/Image
 	qemu=(qemu-system-aarch64 -machine virt -cpu max)
 	console=ttyAMA0
 	# PREEMPT_DYNAMIC, as distributions boot it for full preemption.
 	cmdline="preempt=full"
+	# arm64-kasan: the same guest with generic KASAN (arm64-kasan.config).
+	[ "$arch" = arm64 ] || frags=("$t/arm64.config" "$t/arm64-kasan.config")
 	;;
 arm)
 	karch=arm cross=arm-linux-gnueabihf- image=arch/arm/boot/zImage
@@ -41,14 +44,15 @@ riscv64)
 	console=ttyS0
 	;;
 *)
-	echo "cross-guest: no guest for $arch (arm64, riscv64, arm)" >&2
+	echo "cross-guest: no guest for $arch (arm64, arm64-kasan, riscv64, arm)" >&2
 	exit 1
 	;;
 esac
 
 obj=$build/obj-$arch
 export ARCH=$karch CROSS_COMPILE=$cross
-"$t/config.sh" "$build/src" "$obj" "$t/arch-common.config" "$t/$arch.config"
+[ -n "${frags+set}" ] || frags=("$t/$arch.config")
+"$t/config.sh" "$build/src" "$obj" "$t/arch-common.config" "${frags[@]}"
 echo "  KERNEL  $arch (our core; arm64: our arch code too)"
 make -s -C "$build/src" O="$obj" CC="ccache ${cross}gcc" -j"${JOBS:-$(( $(nproc) + 1 ))}" "${image##*/}" modules
 # The tree's own KUnit suite, as on x86-64 (upstream-kunit.sh), built for

@@ -965,6 +965,36 @@ static int t_list_empty(void)
 	return s && !*s;
 }
 
+#define KMEMLEAK "/sys/kernel/debug/kmemleak"
+
+/*
+ * No leak since kmemleak_start() (the report is printed). The arm64
+ * guest's kernel has kmemleak; riscv64's and arm's skip this.
+ */
+static int t_kmemleak(void)
+{
+	char *s;
+
+	if (access(KMEMLEAK, F_OK))
+		return skip("this kernel has no kmemleak");
+	/* Twice, as kmemleak's documentation says: fewer false reports. */
+	put(KMEMLEAK, "scan", 0);
+	put(KMEMLEAK, "scan", 0);
+	s = slurp(KMEMLEAK);
+	if (s && *s)
+		printf("%s", s);
+	return s && !strstr(s, "unreferenced object");
+}
+
+/* Leaks from here on are the tests': forget those of the boot. */
+static void kmemleak_start(void)
+{
+	if (!access(KMEMLEAK, F_OK)) {
+		put(KMEMLEAK, "scan", 0);
+		put(KMEMLEAK, "clear", 0);
+	}
+}
+
 /* The selftests, numbered from nr_tests + 1. */
 static void selftests(void)
 {
@@ -1080,10 +1110,13 @@ int main(void)
 	 * Our suite, then the tree's: each prints its KTAP while it loads.
 	 * Never both loaded: they name their targets alike.
 	 */
+	kmemleak_start();
 	kunit_module("test_kprobes");
 	kunit_module("test_kprobes_upstream");
 	printf("# Subtest: kprobes_selftests\n");
 	selftests();
+	/* On x86-64 run-tests checks this itself, after more tests. */
+	report("kmemleak_after_tests", t_kmemleak());
 out:
 	printf("KPROBES-GUEST-DONE\n");
 	fflush(stdout);
