@@ -286,7 +286,13 @@ static unsigned int stale_reuse(unsigned long *ips, unsigned int nr)
 			ips[left++] = ips[i];
 			continue;
 		}
-		*at = 0;	/* no text at 0; squeezed out below */
+		/*
+		 * No text at 0; squeezed out below. Until then bsearch()
+		 * still finds its way: @ips is ascending (from the sorted
+		 * changes), so what a 0 replaced was below every ip still to
+		 * be looked for, as 0 is.
+		 */
+		*at = 0;
 		reused = true;
 	}
 	if (!reused)
