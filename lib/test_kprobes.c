@@ -1384,12 +1384,12 @@ static int stale_pre(struct kprobe *p, struct pt_regs *regs)
 	return 0;
 }
 
+/* Each target once; none of them calls another. */
 static void call_stale_targets(void)
 {
 	struct timespec64 ts = ns_to_timespec64(1);
-	struct __kernel_old_timeval tv = ns_to_kernel_old_timeval(1);
 
-	WRITE_ONCE(stale_sink, ts.tv_nsec + tv.tv_usec + jiffies_to_msecs(1) +
+	WRITE_ONCE(stale_sink, ts.tv_nsec + jiffies_to_clock_t(1) + jiffies_to_msecs(1) +
 		   jiffies_to_usecs(1));
 }
 
@@ -1397,7 +1397,7 @@ static void call_stale_targets(void)
 static void stale_round(struct kunit *test, unsigned int from, unsigned int to)
 {
 	static const char *const syms[ARRAY_SIZE(stale_kps)] = {
-		"ns_to_timespec64", "ns_to_kernel_old_timeval",
+		"ns_to_timespec64", "jiffies_to_clock_t",
 		"jiffies_to_msecs", "jiffies_to_usecs",
 	};
 	struct kprobe *kps[ARRAY_SIZE(stale_kps)];
