@@ -5930,42 +5930,49 @@ static unsigned long a64_ftrace_site(void *fn)
 	return (unsigned long)fn + (bti ? 2 : 1) * AARCH64_INSN_SIZE;
 }
 
-/* Probe kpt64_traced1 at its symbol; assert it went to the ftrace site. */
+/*
+ * Probe kpt64_traced1 at its symbol; assert it rides the ftrace site and
+ * stays at the symbol, where the tree's arm64 puts its breakpoint.
+ */
 static void a64_probe_entry(struct kunit *test, struct kprobe *kp,
 			    kprobe_pre_handler_t pre, kprobe_post_handler_t post)
 {
-	unsigned long site = a64_ftrace_site(kpt64_traced1);
-
 	init_probe(kp, NULL, "kpt64_traced1", 0, pre, post);
 	KUNIT_ASSERT_EQ(test, 0, register_kprobe(kp));
-	KUNIT_EXPECT_PTR_EQ(test, (void *)kp->addr, (void *)site);
+	KUNIT_EXPECT_PTR_EQ(test, (void *)kp->addr, (void *)kpt64_traced1);
 	KUNIT_EXPECT_TRUE(test, kprobe_ftrace(kp));
 }
 
 /*
- * At an entry on ftrace: no exception; the pre_handler sees the eight
+ * At an entry on ftrace: no exception; the probe's address is the
+ * symbol's (the list, trace lines and bpf_get_func_ip() show +0, as with
+ * the tree's breakpoint there); the pre_handler sees the eight
  * arguments, the return address in x30 (and x9), the function's own sp
- * and the site's address as pc; a kprobe_events-style probe at the
- * symbol is the same probe as one at the site's offset.
+ * and the probe's address as pc. ftrace's BL itself is refused, as the
+ * tree's arm64 refuses it; the instructions before it are the entry's.
  */
 static void test_arm64_ftrace_entry_regs(struct kunit *test)
 {
 	unsigned long site = a64_ftrace_site(kpt64_traced8);
 	unsigned long traps, sp_here = current_stack_pointer;
+	unsigned long entry = (unsigned long)kpt64_traced8;
 	struct kprobe kp, at_site;
 	int i;
 
 	init_probe(&kp, NULL, "kpt64_traced8", 0, a64_entry_pre, NULL);
 	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
-	KUNIT_EXPECT_PTR_EQ(test, (void *)kp.addr, (void *)site);
+	KUNIT_EXPECT_PTR_EQ(test, (void *)kp.addr, (void *)entry);
 	KUNIT_EXPECT_TRUE(test, kprobe_ftrace(&kp));
+	KUNIT_EXPECT_TRUE(test, kp.flags & KPROBE_FLAG_ON_FUNC_ENTRY);
+	KUNIT_EXPECT_PTR_EQ(test, (void *)probe_at((void *)entry), (void *)&kp);
+	KUNIT_EXPECT_NULL(test, probe_at((void *)site));
 	traps = brk_traps();
 	KUNIT_EXPECT_EQ(test, a64_traced8(1, 2, 3, 4, 5, 6, 7, 8), 204ULL);
 	KUNIT_EXPECT_EQ(test, brk_traps() - traps, 0UL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
 	for (i = 0; i < 8; i++)
 		KUNIT_EXPECT_EQ(test, a64_entry_regs[i], i + 1UL);
-	KUNIT_EXPECT_EQ(test, a64_entry_pc, site);
+	KUNIT_EXPECT_EQ(test, a64_entry_pc, entry);
 	KUNIT_EXPECT_EQ(test, a64_entry_regs[9], a64_entry_regs[30]);
 	/* The return address is in this function. */
 	KUNIT_EXPECT_LT(test, a64_entry_regs[30] - (unsigned long)test_arm64_ftrace_entry_regs,
@@ -5980,15 +5987,14 @@ static void test_arm64_ftrace_entry_regs(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, a64_entry_pstate & PSR_MODE_MASK, (unsigned long)PSR_MODE_EL1h);
 	KUNIT_EXPECT_EQ(test, !!(a64_entry_pstate & PSR_I_BIT), !!irqs_disabled());
 
-	/* The site's own offset names the same probe. */
-	init_probe(&at_site, NULL, "kpt64_traced8", site - (unsigned long)kpt64_traced8,
-		   count_pre2, NULL);
-	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&at_site));
-	KUNIT_EXPECT_PTR_EQ(test, (void *)at_site.addr, (void *)site);
+	/* ftrace's BL, by offset and by address. */
+	init_probe(&at_site, NULL, "kpt64_traced8", site - entry, count_pre2, NULL);
+	EXPECT_REFUSED(test, -EINVAL, &at_site);
+	init_probe(&at_site, (void *)site, NULL, 0, count_pre2, NULL);
+	EXPECT_REFUSED(test, -EINVAL, &at_site);
 	KUNIT_EXPECT_EQ(test, a64_traced8(1, 1, 1, 1, 1, 1, 1, 1), 36ULL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
-	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 1);
-	unregister_kprobe(&at_site);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 0);
 	unregister_kprobe(&kp);
 }
 

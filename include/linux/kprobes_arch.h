@@ -325,6 +325,28 @@ static inline int arch_prepare_kprobe_ftrace(struct kprobe *p)
 }
 #endif /* CONFIG_KPROBES_ON_FTRACE */
 
+/*
+ * Where a probe meets ftrace's call site. On most arches the probe sits
+ * on the call site itself (x86's arch_adjust_kprobe_addr() moves a probe
+ * at the symbol there, past ENDBR): the probe's address is the ip ftrace
+ * knows the site by. arm64's call site is a BL one or two instructions
+ * into the function, which a probe at the symbol rides while staying at
+ * the symbol, where the tree's breakpoint was: these two map between the
+ * probe's address and the ip.
+ *
+ * arch_kprobe_ftrace_ip(addr): the ip of the call site a probe at @addr
+ *	would ride, or 0. Only a candidate: the core takes it when ftrace
+ *	has a call site there. Registration side (kprobe_mutex, the text
+ *	pinned); default @addr. An arch that defines it defines both.
+ * arch_kprobe_ftrace_site(ip): the registered site (KPROBE_FLAG_FTRACE)
+ *	that rides the call site at @ip, or NULL. As get_kprobe(): preemption
+ *	off or kprobe_mutex held; default get_kprobe(@ip).
+ */
+#ifndef arch_kprobe_ftrace_ip
+#define arch_kprobe_ftrace_ip(addr)	(addr)
+#define arch_kprobe_ftrace_site(ip)	get_kprobe((kprobe_opcode_t *)(ip))
+#endif
+
 /* ---- the arch's hooks: kretprobes without rethook ----------------------- */
 
 #if defined(CONFIG_KRETPROBES) && !defined(CONFIG_KRETPROBE_ON_RETHOOK)

@@ -49,9 +49,10 @@ static int ftrace_changes_reserve(struct kprobe_ftrace_changes *l)
 	return 0;
 }
 
-static void ftrace_changes_add(struct kprobe_ftrace_changes *l, void *addr, int delta)
+/* @ip: the call site's, which ftrace knows it by (arch_kprobe_ftrace_ip()). */
+static void ftrace_changes_add(struct kprobe_ftrace_changes *l, unsigned long ip, int delta)
 {
-	l->change[l->nr].ip = (unsigned long)addr;
+	l->change[l->nr].ip = ip;
 	l->change[l->nr].delta = delta;
 	l->nr++;
 }
@@ -75,7 +76,8 @@ static int ftrace_site_sync(struct kprobe_batch *b, struct kprobe *site, bool wa
 	kind = ipmodify ? KPROBE_FTRACE_IPMODIFY : KPROBE_FTRACE_PLAIN;
 	if (ftrace_changes_reserve(&b->ftrace[kind]))
 		return -ENOMEM;
-	ftrace_changes_add(&b->ftrace[kind], site->addr, want ? 1 : -1);
+	ftrace_changes_add(&b->ftrace[kind], arch_kprobe_ftrace_ip((unsigned long)site->addr),
+			   want ? 1 : -1);
 	site->flags &= ~(KPROBE_FLAG_ARMED | KPROBE_FLAG_IPMODIFY);
 	if (want)
 		site->flags |= KPROBE_FLAG_ARMED | (ipmodify ? KPROBE_FLAG_IPMODIFY : 0);
@@ -218,7 +220,7 @@ static DECLARE_DELAYED_WORK(stale_work, stale_work_fn);
 /* No probe at @ip that ftrace must stop calling now: see ftrace_stale. */
 static bool ftrace_removal_may_wait(unsigned long ip)
 {
-	struct kprobe *site = get_kprobe((void *)ip);
+	struct kprobe *site = arch_kprobe_ftrace_site(ip);
 
 	/* Probes switched off all at once are not disabled: they must go now. */
 	return !site || kprobe_disabled(site) || kprobe_site_dying(site);
@@ -359,13 +361,13 @@ static int ftrace_add_each(int kind, unsigned long *ips, unsigned int nr)
 	int ret = 0, err;
 
 	for (i = 0; i < nr; i++) {
-		struct kprobe *site = get_kprobe((void *)ips[i]);
+		struct kprobe *site = arch_kprobe_ftrace_site(ips[i]);
 
 		err = ftrace_filter_update(kind, &ips[i], 1, false);
 		if (!err)
 			continue;
 		pr_warn("failed to arm kprobe-ftrace at %pS (error %d)\n",
-			(void *)ips[i], err);
+			site ? (void *)site->addr : (void *)ips[i], err);
 		if (site)
 			site->flags &= ~(KPROBE_FLAG_ARMED | KPROBE_FLAG_IPMODIFY);
 		ret = err;

@@ -600,6 +600,26 @@ static bool is_preamble_symbol(const char *name)
 }
 
 /*
+ * Is @addr one of ftrace's call sites? (ftrace_location() would also map
+ * a symbol to the site in it, through kallsyms: not wanted here.)
+ */
+static bool is_ftrace_call_site(unsigned long addr)
+{
+#ifdef CONFIG_DYNAMIC_FTRACE
+	return addr && ftrace_location_range(addr, addr) == addr;
+#else
+	return false;
+#endif
+}
+
+/* Does a probe at @addr ride an ftrace call site? kprobe_mutex, text pinned. */
+static bool on_ftrace_site(unsigned long addr)
+{
+	return IS_ENABLED(CONFIG_KPROBES_ON_FTRACE) &&
+	       is_ftrace_call_site(arch_kprobe_ftrace_ip(addr));
+}
+
+/*
  * Everything else that makes an address unprobeable, whatever the arch.
  * Called with kprobe_mutex and the text locks held, the text pinned.
  * The order of the checks decides the error for an address that fails
@@ -608,22 +628,22 @@ static bool is_preamble_symbol(const char *name)
 static int check_probe_address(struct kprobe *p)
 {
 	unsigned long addr = (unsigned long)p->addr;
-	unsigned long ftrace_addr;
 
 	lockdep_assert_held(&kprobe_mutex);
 	lockdep_assert_held(&text_mutex);
 	/*
-	 * Only the site itself is ftrace's. Elsewhere in the ftrace call, the
-	 * arch's boundary check refuses; and a symbol's first instruction
-	 * before the site (arm64's patchable entry) is an instruction as any.
+	 * A probe that rides ftrace's call site is the one at the address
+	 * arch_kprobe_ftrace_ip() maps to it; the call site's own address,
+	 * when that is another (arm64's BL), is refused as the tree's arm64
+	 * refuses it. Elsewhere in the ftrace call, the arch's boundary
+	 * check refuses.
 	 */
-	ftrace_addr = ftrace_location(addr);
-	if (ftrace_addr == addr) {
-		if (!IS_ENABLED(CONFIG_KPROBES_ON_FTRACE))
-			return kprobe_refuse(-EINVAL,
-					     "ftrace's call site, without KPROBES_ON_FTRACE");
+	if (on_ftrace_site(addr))
 		p->flags |= KPROBE_FLAG_FTRACE;
-	}
+	else if (is_ftrace_call_site(addr))
+		return kprobe_refuse(-EINVAL, IS_ENABLED(CONFIG_KPROBES_ON_FTRACE) ?
+				     "ftrace's call site: a probe at the function's entry rides it" :
+				     "ftrace's call site, without KPROBES_ON_FTRACE");
 
 	/* The symbol place_probe() found: @addr is in it. */
 	if (kprobe_in_blacklisted_range(addr))
@@ -639,7 +659,7 @@ static int check_probe_address(struct kprobe *p)
 	 * all of each: the bug table costs as much as the rest of
 	 * registering a probe at a function's entry.
 	 */
-	if (ftrace_addr == addr || !arch_kprobe_may_be_listed_site(addr))
+	if (kprobe_ftrace(p) || !arch_kprobe_may_be_listed_site(addr))
 		return 0;
 	if (jump_label_text_reserved(p->addr, p->addr))
 		return kprobe_refuse(-EINVAL, "a jump label site");

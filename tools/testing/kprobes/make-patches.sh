@@ -124,9 +124,11 @@ the optimizer's jumps and applies them once per batch
 (arch_kprobe_queue_arm(), arch_kprobe_queue_apply(), and with
 CONFIG_OPTPROBES the queued optimize/unoptimize hooks); the others get
 inline defaults that write through their arch_arm_kprobe(),
-arch_disarm_kprobe() and optprobe functions as today. And a hook that
+arch_disarm_kprobe() and optprobe functions as today. A hook that
 tells the arch that a range of text went away (module unload, init
-memory).
+memory). And two that map a probe's address to the ip of the ftrace
+call site it rides and back, the same address by default (arm64's
+probe at a symbol stays there while riding the BL after it).
 
 Nothing includes the header yet: the switch to the new core does.
 EOF
@@ -570,14 +572,19 @@ add $a64/ftrace_entry.c $a64/ftrace_stub.S
 put arch/arm64/include/asm/kprobes.h $a64/Makefile
 commit "arm64: kprobes: probes at ftrace sites" <<'EOF'
 A traced arm64 function starts with "mov x9, lr; bl ftrace_caller"
-(after BTI C with BTI). Serve a probe on that BL by ftrace, as x86-64
-serves one on its five-byte call: the core puts the address in its
-ftrace_ops' filter, and ftrace calls kprobe_ftrace_handler. No
-exception is taken, and kprobes writes no text. A probe at the
-function's symbol (+0) goes on the BL (arch_adjust_kprobe_addr()): the
-MOV before it only copies lr to the scratch x9, so the handlers see the
-registers of the entry; kprobe_events, BPF and perf name entries that
-way.
+(after BTI C with BTI). Serve a probe at the function's symbol (+0) by
+ftrace, as x86-64 serves one on its five-byte call: the core puts the
+BL's address in its ftrace_ops' filter, and ftrace calls
+kprobe_ftrace_handler. No exception is taken, and kprobes writes no
+text. The MOV (and BTI) before the BL only copy lr to the scratch x9,
+so the handlers see the registers of the entry.
+
+The probe stays at +0, where the tree's arm64 puts its breakpoint: the
+list, trace lines and bpf_get_func_ip() show the symbol, which tools
+match addresses against. arch_kprobe_ftrace_ip() maps the probe's
+address to the BL and arch_kprobe_ftrace_site() maps the BL back to
+the site, through the table (the word before the MOV may lie outside
+the function's section). The BL itself is refused, as in the tree.
 
 arm64 has DYNAMIC_FTRACE_WITH_ARGS only: ftrace_caller saves x0-x8,
 fp, lr, sp and pc, not a pt_regs. kprobe_ftrace_handler is an assembly

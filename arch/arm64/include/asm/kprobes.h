@@ -72,6 +72,11 @@ struct ftrace_regs;
 void kprobe_ftrace_hit(unsigned long ip, unsigned long parent_ip,
 		       struct ftrace_ops *ops, struct ftrace_regs *fregs,
 		       unsigned long *saved, bool exact);
+
+/* A probe at a function's symbol rides its BL to ftrace (ftrace_entry.c). */
+unsigned long arch_kprobe_ftrace_ip(unsigned long addr);
+struct kprobe *arch_kprobe_ftrace_site(unsigned long ip);
+#define arch_kprobe_ftrace_ip arch_kprobe_ftrace_ip
 #endif
 
 #ifdef CONFIG_KRETPROBES

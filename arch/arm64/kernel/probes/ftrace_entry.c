@@ -4,9 +4,13 @@
  * "mov x9, lr; bl ftrace_caller" (after a BTI C with BTI): the core puts
  * the BL's address in one of its ftrace_ops' filters, and ftrace calls
  * kprobe_ftrace_handler (ftrace_stub.S), then kprobe_ftrace_hit(), with
- * no exception taken. A probe at the function's symbol (+0) is placed on
- * the BL (arch_adjust_kprobe_addr()): it sees the registers of the entry,
- * since the MOV before it only copies lr into the scratch x9.
+ * no exception taken. A probe at the function's symbol (+0) rides the BL
+ * and stays at +0, where the tree's arm64 puts its breakpoint, so that
+ * the list, trace lines and bpf_get_func_ip() show the symbol: ftrace's
+ * ip and the probe's address are mapped by arch_kprobe_ftrace_ip() and
+ * arch_kprobe_ftrace_site(). Its handlers see the registers of the
+ * entry, since the MOV (and BTI) before the BL only copy lr into the
+ * scratch x9. The BL itself is refused, as in the tree.
  *
  * ftrace saves x0-x8, fp, lr, sp and pc only (DYNAMIC_FTRACE_WITH_ARGS,
  * no pt_regs); the handlers get a pt_regs built from them, with
@@ -19,9 +23,10 @@
  *    function's only ftrace user; 0 when ftrace reaches us through its
  *    list function (the function tracer traces the function too, say);
  *  - sp: the function's, read-only (ftrace_caller restores it itself);
- *  - pc: the BL's address in the pre_handler, as a breakpoint hit shows
- *    its address, and the next instruction's in the post_handler; a
- *    pre_handler that returns non-zero resumes at the pc it set;
+ *  - pc: the probe's address (the symbol) in the pre_handler, as a
+ *    breakpoint hit shows its address, and the next instruction's in the
+ *    post_handler, as after the tree's step there; a pre_handler that
+ *    returns non-zero resumes at the pc it set;
  *  - pstate: EL1h with the interrupt masks the function runs with; the
  *    condition flags, dead at an entry, are 0.
  */
@@ -39,7 +44,7 @@
 #define SAVED_FIRST	18
 #define SAVED_LAST	28
 
-static __always_inline void fill_regs(struct pt_regs *regs, unsigned long ip,
+static __always_inline void fill_regs(struct pt_regs *regs, unsigned long pc,
 				      struct __arch_ftrace_regs *afregs,
 				      const unsigned long *saved, bool exact)
 {
@@ -55,12 +60,29 @@ static __always_inline void fill_regs(struct pt_regs *regs, unsigned long ip,
 	regs->regs[29] = afregs->fp;
 	regs->regs[30] = afregs->lr;
 	regs->sp = afregs->sp;
-	regs->pc = ip;
+	regs->pc = pc;
 	regs->pstate = PSR_MODE_EL1h | read_sysreg(daif);
 	/* As an EL1 exception's entry sets them: in_syscall(), interrupts_enabled(). */
 	regs->syscallno = NO_SYSCALL;
 	if (system_uses_irq_prio_masking())
 		regs->pmr_save = read_sysreg_s(SYS_ICC_PMR_EL1);
+}
+
+/*
+ * The entry a call site's BL at @ip belongs to: "mov x9, lr" before it,
+ * and with BTI "bti c" before that in a function that may be called
+ * indirectly. Found through the table rather than the text: the word
+ * before "mov x9, lr" may lie outside the function's section (no
+ * pre-function NOPs without CALL_OPS), and a probe at that MOV in a BTI
+ * function is a breakpoint of its own, not the entry's.
+ */
+static __always_inline struct kprobe *ftrace_site_at(unsigned long ip)
+{
+	struct kprobe *p = get_kprobe((kprobe_opcode_t *)(ip - AARCH64_INSN_SIZE));
+
+	if (IS_ENABLED(CONFIG_ARM64_BTI_KERNEL) && (!p || !kprobe_ftrace(p)))
+		p = get_kprobe((kprobe_opcode_t *)(ip - 2 * AARCH64_INSN_SIZE));
+	return p && kprobe_ftrace(p) ? p : NULL;
 }
 
 /* What a handler may change goes back to the function. */
@@ -79,16 +101,15 @@ static __always_inline void write_back(const struct pt_regs *regs,
 	afregs->lr = regs->regs[30];
 }
 
-/* The BL at @ip ran into our ops: play the probe's part. */
-static __always_inline void ftrace_site_hit(struct kprobe *p, unsigned long ip,
-					    struct ftrace_regs *fregs,
+/* The BL that @p rides ran into our ops: play the probe's part. */
+static __always_inline void ftrace_site_hit(struct kprobe *p, struct ftrace_regs *fregs,
 					    unsigned long *saved, bool exact)
 {
 	struct __arch_ftrace_regs *afregs = arch_ftrace_regs(fregs);
 	kprobe_post_handler_t post;
 	struct pt_regs regs;
 
-	fill_regs(&regs, ip, afregs, saved, exact);
+	fill_regs(&regs, (unsigned long)p->addr, afregs, saved, exact);
 	__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_ACTIVE);
 	__this_cpu_write(current_kprobe, p);
 	kprobe_count_hit(p);
@@ -96,10 +117,13 @@ static __always_inline void ftrace_site_hit(struct kprobe *p, unsigned long ip,
 		/* The pre_handler chose where the function goes on. */
 		afregs->pc = regs.pc;
 	} else {
-		/* "Execute" the BL: the post_handler sees the next pc. */
+		/*
+		 * The post_handler sees the pc after the probed instruction,
+		 * as after the tree's step of it; changes to it are ignored.
+		 */
 		post = READ_ONCE(p->post_handler);
 		if (post) {
-			regs.pc = ip + AARCH64_INSN_SIZE;
+			regs.pc = (unsigned long)p->addr + AARCH64_INSN_SIZE;
 			__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_SSDONE);
 			post(p, &regs, 0);
 		}
@@ -132,10 +156,10 @@ notrace void kprobe_ftrace_hit(unsigned long ip, unsigned long parent_ip,
 		bit = ftrace_test_recursion_trylock(ip, parent_ip);
 	if (bit < 0)
 		return;
-	p = get_kprobe((kprobe_opcode_t *)ip);
+	p = ftrace_site_at(ip);
 	if (p && !kprobe_disabled(p)) {
 		if (!kprobe_running())
-			ftrace_site_hit(p, ip, fregs, saved, exact);
+			ftrace_site_hit(p, fregs, saved, exact);
 		else
 			kprobes_inc_nmissed_count(p);	/* inside another hit */
 	}
@@ -150,47 +174,42 @@ int arch_prepare_kprobe_ftrace(struct kprobe *p)
 	return 0;
 }
 
-/*
- * The ftrace site of the function at @addr: the BL after "mov x9, lr",
- * and after "bti c" too with BTI; 0 when it has none. Read from the
- * text rather than found by ftrace_location(@addr), which looks the
- * symbol's size up in kallsyms.
+/**
+ * arch_kprobe_ftrace_site() - the site that rides ftrace's call at @ip
+ * @ip: a call site's BL
+ *
+ * Preemption off or kprobe_mutex held, as for get_kprobe().
+ *
+ * Return: the site at the BL's function entry, or NULL.
  */
-static unsigned long ftrace_site_of(unsigned long addr)
+struct kprobe *arch_kprobe_ftrace_site(unsigned long ip)
 {
-	unsigned long site = addr + AARCH64_INSN_SIZE;
-	u32 insn;
-
-	if (aarch64_insn_read((void *)addr, &insn))
-		return 0;
-	if (insn == aarch64_insn_gen_hint(AARCH64_INSN_HINT_BTIC))
-		site += AARCH64_INSN_SIZE;
-	return ftrace_location_range(site, site) == site ? site : 0;
+	return ftrace_site_at(ip);
 }
 
 /**
- * arch_adjust_kprobe_addr() - the instruction a symbol and offset name
- * @addr: the symbol's address
- * @offset: the offset asked for
- * @on_func_entry: set when that is the function's entry
+ * arch_kprobe_ftrace_ip() - the ftrace call a probe at @addr would ride
+ * @addr: a probe's address
  *
- * A traced function's entry (+0) is its ftrace site, one or two
- * instructions in: probes there take no exception. The site itself, at
- * its own offset, is the entry too.
+ * A traced function's entry is "mov x9, lr; bl <ftrace>", after "bti c"
+ * when it may be called indirectly under BTI. The MOV of a BTI function
+ * is not its entry: probed, it takes a breakpoint.
  *
- * Return: the address to probe.
+ * Return: the BL's address when @addr may be such an entry (the core
+ * asks ftrace whether a call site is there), else 0.
  */
-kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr, unsigned long offset,
-					 bool *on_func_entry)
+unsigned long arch_kprobe_ftrace_ip(unsigned long addr)
 {
-	unsigned long site = offset <= 2 * AARCH64_INSN_SIZE ? ftrace_site_of(addr) : 0;
+	u32 bti_c = aarch64_insn_gen_hint(AARCH64_INSN_HINT_BTIC);
+	u32 insn, before;
 
-	if (site) {
-		*on_func_entry = offset == 0 || addr + offset == site;
-		if (!offset)
-			return (kprobe_opcode_t *)site;
-	} else {
-		*on_func_entry = offset == 0;
-	}
-	return (kprobe_opcode_t *)(addr + offset);
+	if (aarch64_insn_read((void *)addr, &insn))
+		return 0;
+	if (insn == bti_c)
+		return addr + 2 * AARCH64_INSN_SIZE;
+	if (IS_ENABLED(CONFIG_ARM64_BTI_KERNEL) &&
+	    !aarch64_insn_read((void *)(addr - AARCH64_INSN_SIZE), &before) &&
+	    before == bti_c)
+		return 0;
+	return addr + AARCH64_INSN_SIZE;
 }

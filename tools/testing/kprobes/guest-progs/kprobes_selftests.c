@@ -50,6 +50,14 @@ static const char *skip_why;
 /* Where a probe on symbol+0 goes: +0x4 past x86-64's ENDBR64 with IBT. */
 static unsigned long entry_off;
 
+/*
+ * Where such a probe changes the text: entry_off, but on arm64 the BL to
+ * ftrace after "mov x9, lr" that an entry probe rides (one instruction
+ * in: this guest's kernel is built without BTI, whose "bti c" would put
+ * it two in).
+ */
+static unsigned long entry_text_off;
+
 /* What the kernel has: module loading, kprobe events. */
 static int have_modules, have_events;
 
@@ -275,8 +283,14 @@ static void find_entry_offset(void)
 	p = s ? strstr(s, at) : NULL;
 	if (p)
 		entry_off = strtoul(p + strlen(at), NULL, 16);
+	entry_text_off = entry_off;
+#ifdef __aarch64__
+	if (lines_with(D "/list", at, "[FTRACE]"))
+		entry_text_off += 4;
+#endif
 	put(T "/kprobe_events", "-:kptest/entry\n", 1);
-	note("function entries are at +0x%lx", entry_off);
+	note("function entries are at +0x%lx, their text changes at +0x%lx", entry_off,
+	     entry_text_off);
 }
 
 static int t_debugfs_files(void)
@@ -585,13 +599,13 @@ static int t_refuse(const char *def)
 
 /*
  * Load kprobe_callee, its 'text' reading where a probe on
- * kprobe_callee_fn+0 goes: 1 when loaded.
+ * kprobe_callee_fn+0 changes the text: 1 when loaded.
  */
 static int callee_load(void)
 {
 	char params[32];
 
-	snprintf(params, sizeof(params), "at=%lu", entry_off);
+	snprintf(params, sizeof(params), "at=%lu", entry_text_off);
 	return !insmod("kprobe_callee", params);
 }
 
@@ -889,6 +903,32 @@ static int t_revive(void)
 
 #ifdef __aarch64__
 /*
+ * A kprobe event at a function's symbol rides ftrace (no BRK) but is
+ * shown, listed and traced at the symbol, +0, as the tree's arm64
+ * breakpoint there is: tools match the address a probe reports
+ * (bpf_get_func_ip(), the trace line's "func+0x0") against the symbol's.
+ */
+static int t_entry_at_symbol(void)
+{
+	int listed, traced;
+
+	if (!have_events)
+		return skip(NO_EVENTS);
+	if (put(T "/kprobe_events", "p:kptest/at kernel_clone\n", 1))
+		return 0;
+	listed = lines_with(D "/list", "  kernel_clone+0x0 ", "[FTRACE]");
+	put(T "/trace", "", 0);
+	put(T "/events/kptest/at/enable", "1", 0);
+	fork_some(2);
+	put(T "/events/kptest/at/enable", "0", 0);
+	traced = lines_with(T "/trace", " at: (kernel_clone+0x0/", NULL);
+	put(T "/kprobe_events", "-:kptest/at\n", 1);
+	note("entry at +0x%lx; listed at +0x0 on ftrace: %d; traced at +0x0: %d of 2",
+	     entry_off, listed, traced);
+	return entry_off == 0 && listed == 1 && traced >= 2;
+}
+
+/*
  * The uprobe target: an ADD, which arm64's uprobes step out of line, then
  * a B, which they simulate; both go through the instruction decoder that
  * arm64's kprobes share (arch/arm64/kernel/probes/decode-insn.c).
@@ -1026,6 +1066,9 @@ static void selftests(void)
 	report("gone_site_revived", t_revive());
 	report("optimized_probe_event", t_optimized());
 	report("uprobe_stepped_and_simulated", t_uprobe());
+#ifdef __aarch64__
+	report("entry_probe_at_symbol", t_entry_at_symbol());
+#endif
 	report("list_empty_at_end", t_list_empty());
 }
 
