@@ -642,7 +642,7 @@ static int check_probe_address(struct kprobe *p)
 		p->flags |= KPROBE_FLAG_FTRACE;
 	else if (is_ftrace_call_site(addr))
 		return kprobe_refuse(-EINVAL, IS_ENABLED(CONFIG_KPROBES_ON_FTRACE) ?
-				     "ftrace's call site: a probe at the function's entry rides it" :
+				     "ftrace's call site: the entry's probe rides it" :
 				     "ftrace's call site, without KPROBES_ON_FTRACE");
 
 	/* The symbol place_probe() found: @addr is in it. */
