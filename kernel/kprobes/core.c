@@ -612,11 +612,19 @@ static bool is_ftrace_call_site(unsigned long addr)
 #endif
 }
 
-/* Does a probe at @addr ride an ftrace call site? kprobe_mutex, text pinned. */
-static bool on_ftrace_site(unsigned long addr)
+/*
+ * Does a probe at @addr ride an ftrace call site? @at_call_site: whether
+ * @addr itself is one, the answer on arches whose probe sits on the call
+ * site. kprobe_mutex, text pinned.
+ */
+static bool on_ftrace_site(unsigned long addr, bool at_call_site)
 {
-	return IS_ENABLED(CONFIG_KPROBES_ON_FTRACE) &&
-	       is_ftrace_call_site(arch_kprobe_ftrace_ip(addr));
+	unsigned long ip;
+
+	if (!IS_ENABLED(CONFIG_KPROBES_ON_FTRACE))
+		return false;
+	ip = arch_kprobe_ftrace_ip(addr);
+	return ip == addr ? at_call_site : is_ftrace_call_site(ip);
 }
 
 /*
@@ -628,6 +636,7 @@ static bool on_ftrace_site(unsigned long addr)
 static int check_probe_address(struct kprobe *p)
 {
 	unsigned long addr = (unsigned long)p->addr;
+	bool at_call_site = is_ftrace_call_site(addr);
 
 	lockdep_assert_held(&kprobe_mutex);
 	lockdep_assert_held(&text_mutex);
@@ -638,9 +647,9 @@ static int check_probe_address(struct kprobe *p)
 	 * refuses it. Elsewhere in the ftrace call, the arch's boundary
 	 * check refuses.
 	 */
-	if (on_ftrace_site(addr))
+	if (on_ftrace_site(addr, at_call_site))
 		p->flags |= KPROBE_FLAG_FTRACE;
-	else if (is_ftrace_call_site(addr))
+	else if (at_call_site)
 		return kprobe_refuse(-EINVAL, IS_ENABLED(CONFIG_KPROBES_ON_FTRACE) ?
 				     "ftrace's call site: the entry's probe rides it" :
 				     "ftrace's call site, without KPROBES_ON_FTRACE");

@@ -58,6 +58,20 @@ struct kprobe_ctlblk {
 
 int kprobe_fault_handler(struct pt_regs *regs, unsigned int esr);
 
+/*
+ * For the pt_regs kprobes builds without an exception (an entry on
+ * ftrace, a return through the trampoline): the fields an EL1
+ * exception's entry sets beyond the registers, which in_syscall() and
+ * interrupts_enabled() read.
+ */
+static __always_inline void kprobe_regs_as_el1_entry(struct pt_regs *regs)
+{
+	regs->orig_x0 = 0;
+	regs->syscallno = NO_SYSCALL;
+	if (system_uses_irq_prio_masking())
+		regs->pmr_save = read_sysreg_s(SYS_ICC_PMR_EL1);
+}
+
 #if IS_ENABLED(CONFIG_KPROBES_SANITY_TEST)
 /* kprobes BRK exceptions handled on a CPU (a probe's, a step's end). */
 DECLARE_PER_CPU(unsigned long, kprobe_brk_traps);

@@ -62,10 +62,7 @@ static __always_inline void fill_regs(struct pt_regs *regs, unsigned long pc,
 	regs->sp = afregs->sp;
 	regs->pc = pc;
 	regs->pstate = PSR_MODE_EL1h | read_sysreg(daif);
-	/* As an EL1 exception's entry sets them: in_syscall(), interrupts_enabled(). */
-	regs->syscallno = NO_SYSCALL;
-	if (system_uses_irq_prio_masking())
-		regs->pmr_save = read_sysreg_s(SYS_ICC_PMR_EL1);
+	kprobe_regs_as_el1_entry(regs);
 }
 
 /*
@@ -80,8 +77,13 @@ static __always_inline struct kprobe *ftrace_site_at(unsigned long ip)
 {
 	struct kprobe *p = get_kprobe((kprobe_opcode_t *)(ip - AARCH64_INSN_SIZE));
 
-	if (IS_ENABLED(CONFIG_ARM64_BTI_KERNEL) && (!p || !kprobe_ftrace(p)))
-		p = get_kprobe((kprobe_opcode_t *)(ip - 2 * AARCH64_INSN_SIZE));
+	/*
+	 * Without BTI the MOV is the entry, and a probe there always rides
+	 * the call (check_probe_address()): nothing else can be found.
+	 */
+	if (!IS_ENABLED(CONFIG_ARM64_BTI_KERNEL) || (p && kprobe_ftrace(p)))
+		return p;
+	p = get_kprobe((kprobe_opcode_t *)(ip - 2 * AARCH64_INSN_SIZE));
 	return p && kprobe_ftrace(p) ? p : NULL;
 }
 

@@ -7,9 +7,7 @@
 
 #include <linux/kprobes.h>
 #include <linux/ptrace.h>
-#include <asm/cpufeature.h>
 #include <asm/debug-monitors.h>
-#include <asm/sysreg.h>
 
 /**
  * arch_prepare_kretprobe() - hook the return of the call being entered
@@ -36,14 +34,7 @@ NOKPROBE_SYMBOL(arch_prepare_kretprobe);
  */
 notrace unsigned long kretprobe_return_handler(struct pt_regs *regs)
 {
-	/*
-	 * What the trampoline leaves unset, as an EL1 exception's entry
-	 * sets it: in_syscall(), interrupts_enabled() read them.
-	 */
-	regs->orig_x0 = 0;
-	regs->syscallno = NO_SYSCALL;
-	if (system_uses_irq_prio_masking())
-		regs->pmr_save = read_sysreg_s(SYS_ICC_PMR_EL1);
+	kprobe_regs_as_el1_entry(regs);	/* the trampoline leaves them unset */
 	return kretprobe_trampoline_handler(regs, (void *)regs->regs[29]);
 }
 NOKPROBE_SYMBOL(kretprobe_return_handler);
