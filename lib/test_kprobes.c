@@ -605,6 +605,11 @@ asm(
 /* Read by the adrp of kpt64_adrp, by name. */
 static u64 kpt64_adrp_data __used;
 
+#ifdef CONFIG_JUMP_LABEL
+/* The key of kpt64_jl's site, named by its __jump_table entry. */
+static __used DEFINE_STATIC_KEY_FALSE(kpt64_jl_key);
+#endif
+
 asm(".pushsection .text, \"ax\"\n"
 
 	/* b, simulated: returns 2 if the branch was taken */
@@ -953,6 +958,30 @@ asm(".pushsection .text, \"ax\"\n"
 	"	ret\n"
 	KPT64_END(kpt64_excl)
 
+#ifdef CONFIG_JUMP_LABEL
+	/*
+	 * A jump label site, listed in __jump_table as arm64's
+	 * arch_static_branch() lists one, after a plain nop: x while
+	 * kpt64_jl_key is off, x + 1 once it is on and the site a b.
+	 */
+	KPT64_FUNC(kpt64_jl)
+	"	mov	x1, x0\n"
+	KPT64_AT(kpt64_jl_nop_probe)
+	"	nop\n"
+	KPT64_AT(kpt64_jl_site)
+	"1:	nop\n"
+	"	mov	x0, x1\n"
+	"	ret\n"
+	"2:	add	x0, x1, #1\n"
+	"	ret\n"
+	KPT64_END(kpt64_jl)
+	".pushsection __jump_table, \"aw\"\n"
+	".balign 8\n"
+	".long 1b - ., 2b - .\n"
+	".quad kpt64_jl_key - .\n"
+	".popsection\n"
+#endif
+
 	".popsection\n"
 );
 
@@ -1003,6 +1032,8 @@ KPT64_INSN(kpt64_refused_insns);
 KPT64_INSN(kpt64_refused_end);
 KPT64_INSN(kpt64_excl);
 KPT64_INSN(kpt64_excl_end);
+KPT64_INSN(kpt64_jl_nop_probe);
+KPT64_INSN(kpt64_jl_site);
 
 asmlinkage u64 kpt64_b(void);
 asmlinkage u64 kpt64_leaf(u64 x);
@@ -1028,6 +1059,7 @@ asmlinkage u64 kpt64_cas(u64 *p, u64 old, u64 new);
 asmlinkage u64 kpt64_pac(u64 x);
 asmlinkage u64 kpt64_bti(u64 x);
 asmlinkage u64 kpt64_adds(u64 x);
+asmlinkage u64 kpt64_jl(u64 x);
 #endif /* CONFIG_ARM64 */
 
 /* ---- handlers -------------------------------------------------------------- */
@@ -5580,6 +5612,37 @@ static void test_arm64_refused(struct kunit *test)
 }
 
 /*
+ * A jump label site is refused as the nop it is while its key is off
+ * and as the b it becomes; the plain nop before it is probed. Both are
+ * looked up in the jump label table only (the arch tells the core that a
+ * nop or a b can be in no other): this module's, or vmlinux's index when
+ * the suite is built in.
+ */
+static void test_arm64_jump_label_site(struct kunit *test)
+{
+#ifdef CONFIG_JUMP_LABEL
+	struct kprobe kp;
+
+	a64_expect_refused(test, kpt64_jl_site);
+	init_probe(&kp, kpt64_jl_nop_probe, NULL, 0, count_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, kpt64_jl(5), 5ULL);
+
+	static_branch_enable(&kpt64_jl_key);
+	KUNIT_EXPECT_TRUE(test, aarch64_insn_is_b(READ_ONCE(*kpt64_jl_site)));
+	KUNIT_EXPECT_EQ(test, kpt64_jl(5), 6ULL);
+	a64_expect_refused(test, kpt64_jl_site);
+	static_branch_disable(&kpt64_jl_key);
+	KUNIT_EXPECT_EQ(test, kpt64_jl(5), 5ULL);
+
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 3);
+#else
+	kunit_skip(test, "no jump labels");
+#endif
+}
+
+/*
  * Kprobes' own assembly is on the blacklist: the kretprobe trampoline
  * runs with the returning call's instances half handled, and the ftrace
  * stub inside ftrace's callback.
@@ -6290,6 +6353,7 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_arm64_stepped_lse),
 	KUNIT_CASE(test_arm64_stepped_hints),
 	KUNIT_CASE(test_arm64_refused),
+	KUNIT_CASE(test_arm64_jump_label_site),
 	KUNIT_CASE(test_arm64_own_asm_refused),
 	KUNIT_CASE(test_arm64_redirect),
 	KUNIT_CASE(test_arm64_irq_state),
