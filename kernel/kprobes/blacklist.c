@@ -34,13 +34,94 @@ struct kprobe_blacklist_entry *kprobe_blacklist_entry_of(unsigned long addr)
 	return NULL;
 }
 
+/*
+ * The entries on the list when kprobes came up (vmlinux's
+ * NOKPROBE_SYMBOL()s, its no-probe sections, the arch's ranges, a
+ * thousand or more on a distribution kernel) merged into disjoint ranges
+ * sorted by start, so that each probe's check is a binary search, not a
+ * walk of them all. Those entries are never removed; the entries added
+ * later, modules', follow boot_last on the list. Written once at boot;
+ * boot_last stays NULL when the index could not be allocated, and the
+ * whole list is walked.
+ */
+struct blacklist_range {
+	unsigned long start;
+	unsigned long end;
+};
+
+static struct blacklist_range *boot_ranges __ro_after_init;
+static unsigned int nr_boot_ranges __ro_after_init;
+static struct kprobe_blacklist_entry *boot_last __ro_after_init;
+
+static int range_cmp(const void *a, const void *b)
+{
+	return order_ulong(((const struct blacklist_range *)a)->start,
+			   ((const struct blacklist_range *)b)->start);
+}
+
+static void __init index_boot_entries(void)
+{
+	struct kprobe_blacklist_entry *ent;
+	struct blacklist_range *r;
+	unsigned int n = 0, i, merged;
+
+	list_for_each_entry(ent, &kprobe_blacklist, list)
+		n++;
+	if (!n)
+		return;
+	r = kvmalloc_array(n, sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return;
+	i = 0;
+	list_for_each_entry(ent, &kprobe_blacklist, list)
+		r[i++] = (struct blacklist_range){ ent->start_addr, ent->end_addr };
+	sort(r, n, sizeof(*r), range_cmp, NULL);
+	/* NOKPROBE_SYMBOL()s inside .kprobes.text overlap it: merge. */
+	merged = 0;
+	for (i = 1; i < n; i++) {
+		if (r[i].start <= r[merged].end)
+			r[merged].end = max(r[merged].end, r[i].end);
+		else
+			r[++merged] = r[i];
+	}
+	boot_ranges = r;
+	nr_boot_ranges = merged + 1;
+	boot_last = list_last_entry(&kprobe_blacklist, struct kprobe_blacklist_entry, list);
+}
+
+static bool in_boot_ranges(unsigned long addr)
+{
+	unsigned int lo = 0, hi = nr_boot_ranges;
+
+	/* The first range starting above @addr; the one before may hold it. */
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (boot_ranges[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && addr < boot_ranges[lo - 1].end;
+}
+
 /* Is @addr in one of the blacklisted ranges? */
 bool kprobe_in_blacklisted_range(unsigned long addr)
 {
+	struct kprobe_blacklist_entry *ent;
+
 	if (arch_within_kprobe_blacklist(addr))
 		return true;
 	guard(rcu)();
-	return kprobe_blacklist_entry_of(addr);
+	if (!boot_last)
+		return kprobe_blacklist_entry_of(addr);
+	if (in_boot_ranges(addr))
+		return true;
+	ent = boot_last;
+	list_for_each_entry_continue_rcu(ent, &kprobe_blacklist, list)
+		if (addr - ent->start_addr < ent->end_addr - ent->start_addr)
+			return true;
+	return false;
 }
 
 /*
@@ -156,6 +237,8 @@ static void kprobe_blacklist_symbols(unsigned long *start, unsigned long *end)
 
 int __init kprobe_populate_blacklist(void)
 {
+	int ret;
+
 	kprobe_blacklist_symbols(__start_kprobe_blacklist, __stop_kprobe_blacklist);
 
 	/* Sections whose code runs where a breakpoint cannot be taken. */
@@ -164,7 +247,9 @@ int __init kprobe_populate_blacklist(void)
 	kprobe_add_area_blacklist((unsigned long)__noinstr_text_start,
 				  (unsigned long)__noinstr_text_end);
 
-	return arch_populate_kprobe_blacklist();
+	ret = arch_populate_kprobe_blacklist();
+	index_boot_entries();
+	return ret;
 }
 
 #ifdef CONFIG_MODULES
