@@ -151,12 +151,20 @@ bool arch_within_kprobe_blacklist(unsigned long addr);
 int arch_populate_kprobe_blacklist(void);
 
 /*
- * Could @addr be a jump label, static call or BUG() site? The core then
- * looks it up in those tables, each a walk of the whole table; an arch
- * that can tell from the instruction that it is none answers false and
- * saves the walks. Default: true.
+ * Which of the kernel's tables of sites could list @addr, from the
+ * instruction there: KPROBE_LISTED_JUMP_LABEL for what a jump label
+ * writes, _STATIC_CALL for what a static call writes, _BUG for a BUG()'s
+ * trap. The core looks @addr up only in those, and the bug table's
+ * lookup walks all of it (and every module's). kprobe_mutex and
+ * text_mutex held. Default: KPROBE_LISTED_ANY.
  */
-bool arch_kprobe_may_be_listed_site(unsigned long addr);
+#define KPROBE_LISTED_JUMP_LABEL	BIT(0)
+#define KPROBE_LISTED_STATIC_CALL	BIT(1)
+#define KPROBE_LISTED_BUG		BIT(2)
+#define KPROBE_LISTED_ANY		(KPROBE_LISTED_JUMP_LABEL | \
+					 KPROBE_LISTED_STATIC_CALL | \
+					 KPROBE_LISTED_BUG)
+unsigned int arch_kprobe_listed_tables(unsigned long addr);
 
 /*
  * The text [@start, @end) is about to be freed (a module going, its init

@@ -513,18 +513,6 @@ void __weak arch_remove_kprobe(struct kprobe *p)
 }
 #endif
 
-#ifdef CONFIG_GENERIC_BUG
-static bool is_bug_site(unsigned long addr)
-{
-	return find_bug(addr);
-}
-#else
-static bool is_bug_site(unsigned long addr)
-{
-	return false;
-}
-#endif
-
 #ifdef CONFIG_MODULES
 /* Keep the module that holds @addr from going away while we place a probe. */
 static int pin_probed_module(unsigned long addr, struct module **probed_mod)
@@ -569,17 +557,6 @@ static int pin_probed_text(unsigned long addr, struct module **probed_mod)
 	if (!core_kernel_text(addr) && !is_module_text_address(addr))
 		return kprobe_refuse(-EINVAL, "not kernel or module text");
 	return pin_probed_module(addr, probed_mod);
-}
-
-/*
- * Jump labels and static calls rewrite their sites, and BUG() sites trap
- * on purpose; the kernel lists each kind in a table, and finding out
- * whether an address is in one walks the whole table. An arch that can
- * tell from the instruction that it is in none says so here.
- */
-bool __weak arch_kprobe_may_be_listed_site(unsigned long addr)
-{
-	return true;
 }
 
 bool __weak arch_kprobe_boostable(struct kprobe *p, const char **why)
@@ -663,20 +640,10 @@ static int check_probe_address(struct kprobe *p)
 				     "a piece (.cold, .part, ...) of a blacklisted function");
 	if (is_preamble_symbol(probed_function.name))
 		return kprobe_refuse(-EINVAL, "a function's preamble (__pfx_, __cfi_)");
-	/*
-	 * ftrace's own site is in none of those tables, and looking walks
-	 * all of each: the bug table costs as much as the rest of
-	 * registering a probe at a function's entry.
-	 */
-	if (kprobe_ftrace(p) || !arch_kprobe_may_be_listed_site(addr))
+	/* ftrace's own site is in none of the kernel's other tables. */
+	if (kprobe_ftrace(p))
 		return 0;
-	if (jump_label_text_reserved(p->addr, p->addr))
-		return kprobe_refuse(-EINVAL, "a jump label site");
-	if (static_call_text_reserved(p->addr, p->addr))
-		return kprobe_refuse(-EINVAL, "a static call site");
-	if (is_bug_site(addr))
-		return kprobe_refuse(-EINVAL, "a BUG() or WARN() site");
-	return 0;
+	return kprobe_refuse_listed_site(addr);
 }
 
 /*

@@ -6,9 +6,11 @@
  * sites by address, batch.c a registration call's batch, arming.c the
  * breakpoints and ftrace filters, optimizer.c the jumps and the
  * retiring of optimized sites, slots.c the instruction slots,
- * blacklist.c the blacklist, counters.c the hit counters, gone.c text
- * going away, kretprobe.c the return instances, deferred.c unregistering
- * that does not wait, debugfs.c the files under /sys/kernel/debug/kprobes/.
+ * blacklist.c the blacklist, listed.c the sites the kernel's own tables
+ * list (jump labels, static calls, BUG()), counters.c the hit counters,
+ * gone.c text going away, kretprobe.c the return instances, deferred.c
+ * unregistering that does not wait, debugfs.c the files under
+ * /sys/kernel/debug/kprobes/.
  * Only what two files or more use is declared here; nothing here is for
  * use outside kernel/kprobes/.
  */
@@ -447,6 +449,10 @@ bool kprobe_blacklisted_piece(unsigned long addr, const char *name,
 			      const char *modname);
 int __init kprobe_populate_blacklist(void);
 void kprobe_module_blacklist_update(struct module *mod, bool add);
+
+/* ---- listed.c ----------------------------------------------------------- */
+
+int kprobe_refuse_listed_site(unsigned long addr);
 
 /* ---- counters.c --------------------------------------------------------- */
 

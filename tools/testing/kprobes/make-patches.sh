@@ -249,11 +249,30 @@ run with state the handlers cannot cope with; NOKPROBE_SYMBOL(), the
 __kprobes section, the arch's own ranges and each module's
 _kprobe_blacklist name them.
 
-blacklist.c keeps them sorted and searches them under RCU. It also
-covers the pieces a compiler splits off a blacklisted function
+blacklist.c keeps them on an RCU list, which debugfs shows, and the
+entries of boot (a thousand or more on a distribution kernel) also in
+an index of disjoint ranges sorted by address: each probe's check is a
+binary search, where the tree walks every entry for every probe. It
+also covers the pieces a compiler splits off a blacklisted function
 (foo.cold, foo.isra.0, foo.constprop.0, ...), which the tree's
 blacklist misses: a probe there is as dangerous as in foo itself. A
 module's own entries come and go with it.
+EOF
+
+add $core/listed.c
+commit "kprobes: keep probes off jump label, static call and BUG() sites" <<'EOF'
+The kernel lists jump label and static call sites, which it rewrites,
+and BUG() and WARN() sites, which trap on purpose; no probe may go on
+one. Its lookups walk each whole table, and for vmlinux's thousands of
+jump entries that walk cost a probe on a NOP more than the rest of
+registering it.
+
+listed.c asks the arch which tables the instruction at the address
+could be in at all (arch_kprobe_listed_tables(); by default all), and
+looks vmlinux's jump label sites up in an index sorted by address,
+built the first time a probe needs it (the table is final once
+jump_label_init() has sorted it). A module's own table is short and
+still walked. Each refusal is -EINVAL, as in the tree.
 EOF
 
 add $core/counters.c
@@ -498,8 +517,9 @@ EOF
 remove kernel/kprobes.c
 maintainers_files add kernel/kprobes/
 maintainers_files del $core/Makefile $core/internal.h $core/core.c \
-	$core/arming.c $core/batch.c $core/slots.c $core/blacklist.c \
-	$core/counters.c $core/kretprobe.c $core/optimizer.c $core/debugfs.c
+	$core/table.c $core/gone.c $core/arming.c $core/batch.c \
+	$core/slots.c $core/blacklist.c $core/listed.c $core/counters.c \
+	$core/kretprobe.c $core/deferred.c $core/optimizer.c $core/debugfs.c
 commit "kprobes: remove the rest of the old core" <<'EOF'
 Nothing builds kernel/kprobes.c since the switch to kernel/kprobes/.
 Remove what is left of it, and let MAINTAINERS name the directory.

@@ -189,17 +189,20 @@ void arch_remove_kprobe(struct kprobe *p)
 }
 
 /*
- * Jump label sites are a NOP or a B, BUG() sites a BRK: only those may be
- * in the tables the core would walk.
+ * A jump label site is a NOP or a B, a BUG() or WARN() a BRK; 6.12's
+ * arm64 has no inline static calls. Anything else is in no table.
  */
-bool arch_kprobe_may_be_listed_site(unsigned long addr)
+unsigned int arch_kprobe_listed_tables(unsigned long addr)
 {
 	u32 insn;
 
 	if (aarch64_insn_read((void *)addr, &insn))
-		return true;
-	return insn == aarch64_insn_gen_nop() || aarch64_insn_is_b(insn) ||
-	       aarch64_insn_is_brk(insn);
+		return KPROBE_LISTED_ANY;
+	if (insn == aarch64_insn_gen_nop() || aarch64_insn_is_b(insn))
+		return KPROBE_LISTED_JUMP_LABEL;
+	if (aarch64_insn_is_brk(insn))
+		return KPROBE_LISTED_BUG;
+	return 0;
 }
 
 /**

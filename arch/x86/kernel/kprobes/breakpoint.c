@@ -201,15 +201,15 @@ bool kprobe_insn_may_be_listed_site(struct insn *insn)
 }
 
 /**
- * arch_kprobe_may_be_listed_site() - may @addr be in a table of sites?
+ * arch_kprobe_listed_tables() - which tables of sites could list @addr?
  * @addr: a probe address, with kprobe_mutex and text_mutex held
  *
- * Lets the core skip walking the tables of jump label, static call and
- * BUG() sites when the instruction at @addr is of a kind none holds.
+ * Lets the core skip the tables of jump label, static call and BUG()
+ * sites when the instruction at @addr is of a kind none holds.
  *
- * Return: false when it cannot be in any of them.
+ * Return: KPROBE_LISTED_ANY, or 0 when it cannot be in any of them.
  */
-bool arch_kprobe_may_be_listed_site(unsigned long addr)
+unsigned int arch_kprobe_listed_tables(unsigned long addr)
 {
 	u8 buf[MAX_INSN_SIZE];
 	struct insn insn;
@@ -222,10 +222,10 @@ bool arch_kprobe_may_be_listed_site(unsigned long addr)
 	 * the boundary check would say -EILSEQ, as in the tree.
 	 */
 	if (kprobe_insn_boundary(addr))
-		return true;
+		return KPROBE_LISTED_ANY;
 	if (kprobe_read_original(buf, addr) || insn_decode_kernel(&insn, buf) < 0)
-		return true;
-	return kprobe_insn_may_be_listed_site(&insn);
+		return KPROBE_LISTED_ANY;
+	return kprobe_insn_may_be_listed_site(&insn) ? KPROBE_LISTED_ANY : 0;
 }
 
 /* ---- deciding how to execute the probed instruction ----------------------- */
