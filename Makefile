@@ -83,20 +83,28 @@ test: tree
 	@python3 $(T)/ktap-summary.py $(BUILD)/console-$(ARCH).log:$(ARCH)
 else
 # Both x86-64 configurations and the other architectures, one summary.
-# QEMU runs each guest on one host thread (run-guest.sh), so while the
-# x86-64 guests run, the other architectures' kernels build on the other
-# core, at the lowest priority; their guests boot afterwards.
+# QEMU runs each guest on one host thread (run-guest.sh), so while a
+# guest runs, the other architectures' kernels build one after another
+# on the other core, at the lowest priority: each architecture's guest
+# boots once the x86-64 guests are done and its kernel is built
+# (.build/cross-built-ARCH), while the next one builds.
 CROSS_BUILD_LOG := $(BUILD)/cross-build.log
 test: initramfs alt-kernel
-	@{ for a in $(CROSS_ARCHES); do nice -n 19 $(T)/cross-guest.sh $$a build || exit 1; done; } \
-		> $(CROSS_BUILD_LOG) 2>&1 & bg=$$!; \
+	@rm -f $(BUILD)/cross-built-*; \
+	{ for a in $(CROSS_ARCHES); do nice -n 19 $(T)/cross-guest.sh $$a build || exit 1; \
+		touch $(BUILD)/cross-built-$$a; done; } > $(CROSS_BUILD_LOG) 2>&1 & bg=$$!; \
 	echo "  KERNEL  $(CROSS_ARCHES) meanwhile, log in .build/cross-build.log"; \
 	echo "  QEMU    main config, console in .build/console-test.log"; \
 	KPTEST_APPEND="$(MAIN_APPEND)" $(T)/run-guest.sh test $(BUILD)/console-test.log 1500; \
 	echo "  QEMU    alt config, console in .build/console-alt.log"; \
 	$(ALT_RUN); \
-	if ! wait $$bg; then cat $(CROSS_BUILD_LOG); echo "make test: a cross build failed" >&2; exit 1; fi
-	@for a in $(CROSS_ARCHES); do $(T)/cross-guest.sh $$a || exit 1; done
+	for a in $(CROSS_ARCHES); do \
+		while [ ! -e $(BUILD)/cross-built-$$a ] && kill -0 $$bg 2>/dev/null; do sleep 5; done; \
+		if [ ! -e $(BUILD)/cross-built-$$a ]; then wait $$bg; cat $(CROSS_BUILD_LOG); \
+			echo "make test: the $$a build failed" >&2; exit 1; fi; \
+		$(T)/cross-guest.sh $$a run || { kill $$bg 2>/dev/null; exit 1; }; \
+	done; \
+	wait $$bg
 	@python3 $(T)/ktap-summary.py $(BUILD)/console-test.log:main \
 		$(ALT_LOGS) $(CROSS_LOGS)
 endif

@@ -9,7 +9,9 @@
 # both KUnit suites, runs the selftests that are not x86's and powers off.
 # ktap-summary.py reads it. With "demo", the samples are shown at work
 # instead (.build/console-demo-ARCH.log); with "build", the kernel,
-# modules and initramfs are built and nothing is booted.
+# modules and initramfs are built and nothing is booted; with "run", what
+# "build" made is booted, nothing is built (make test builds the next
+# architecture meanwhile).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../../.." && pwd)
 t=$repo/tools/testing/kprobes
@@ -21,7 +23,10 @@ mem=1G smp=2
 case $arch in
 arm64|arm64-kasan)
 	karch=arm64 cross=aarch64-linux-gnu- image=arch/arm64/boot/Image
-	qemu=(qemu-system-aarch64 -machine virt -cpu max)
+	# QEMU's own pointer authentication algorithm: the architected
+	# QARMA5, computed in software for every paciasp and autiasp, is
+	# most of the guest's time. The kernel authenticates as with any.
+	qemu=(qemu-system-aarch64 -machine virt -cpu max,pauth-impdef=on)
 	console=ttyAMA0
 	# PREEMPT_DYNAMIC, as distributions boot it for full preemption.
 	cmdline="preempt=full"
@@ -51,35 +56,37 @@ esac
 
 obj=$build/obj-$arch
 export ARCH=$karch CROSS_COMPILE=$cross
-[ -n "${frags+set}" ] || frags=("$t/$arch.config")
-"$t/config.sh" "$build/src" "$obj" "$t/arch-common.config" "${frags[@]}"
-echo "  KERNEL  $arch (our core; arm64: our arch code too)"
-make -s -C "$build/src" O="$obj" CC="ccache ${cross}gcc" -j"${JOBS:-$(( $(nproc) + 1 ))}" "${image##*/}" modules
-# The tree's own KUnit suite, as on x86-64 (upstream-kunit.sh), built for
-# this arch in a directory of its own.
-"$t/upstream-kunit.sh"
-uk=$build/upstream-kunit-$arch
-mkdir -p "$uk"
-rsync -c "$build/upstream-kunit/test_kprobes_upstream.c" "$build/upstream-kunit/Kbuild" "$uk/"
-make -s -C "$build/src" O="$obj" CC="ccache ${cross}gcc" -j"${JOBS:-$(( $(nproc) + 1 ))}" M="$uk" modules
-# The selftests' modules (modules/kprobe_callee.c and kprobe_deferred.c,
-# the ones of modules/ that every architecture builds), likewise.
-cm=$build/cross-modules-$arch
-mkdir -p "$cm"
-rsync -c "$t"/modules/kprobe_callee.c "$t"/modules/kprobe_deferred.c "$cm/"
-echo "obj-m += kprobe_callee.o kprobe_deferred.o" > "$cm/Kbuild.new"
-cmp -s "$cm/Kbuild.new" "$cm/Kbuild" 2>/dev/null && rm "$cm/Kbuild.new" || mv "$cm/Kbuild.new" "$cm/Kbuild"
-make -s -C "$build/src" O="$obj" CC="ccache ${cross}gcc" -j"${JOBS:-$(( $(nproc) + 1 ))}" M="$cm" modules
+if [ "$mode" != run ]; then
+	[ -n "${frags+set}" ] || frags=("$t/$arch.config")
+	"$t/config.sh" "$build/src" "$obj" "$t/arch-common.config" "${frags[@]}"
+	echo "  KERNEL  $arch (our core; arm64: our arch code too)"
+	make -s -C "$build/src" O="$obj" CC="ccache ${cross}gcc" -j"${JOBS:-$(( $(nproc) + 1 ))}" "${image##*/}" modules
+	# The tree's own KUnit suite, as on x86-64 (upstream-kunit.sh), built for
+	# this arch in a directory of its own.
+	"$t/upstream-kunit.sh"
+	uk=$build/upstream-kunit-$arch
+	mkdir -p "$uk"
+	rsync -c "$build/upstream-kunit/test_kprobes_upstream.c" "$build/upstream-kunit/Kbuild" "$uk/"
+	make -s -C "$build/src" O="$obj" CC="ccache ${cross}gcc" -j"${JOBS:-$(( $(nproc) + 1 ))}" M="$uk" modules
+	# The selftests' modules (modules/kprobe_callee.c and kprobe_deferred.c,
+	# the ones of modules/ that every architecture builds), likewise.
+	cm=$build/cross-modules-$arch
+	mkdir -p "$cm"
+	rsync -c "$t"/modules/kprobe_callee.c "$t"/modules/kprobe_deferred.c "$cm/"
+	echo "obj-m += kprobe_callee.o kprobe_deferred.o" > "$cm/Kbuild.new"
+	cmp -s "$cm/Kbuild.new" "$cm/Kbuild" 2>/dev/null && rm "$cm/Kbuild.new" || mv "$cm/Kbuild.new" "$cm/Kbuild"
+	make -s -C "$build/src" O="$obj" CC="ccache ${cross}gcc" -j"${JOBS:-$(( $(nproc) + 1 ))}" M="$cm" modules
 
-root=$build/initramfs-$arch
-rm -rf "$root"
-mkdir -p "$root"/{proc,sys,dev,lib/modules/kprobes}
-# /init: the selftests program, which as PID 1 loads the KUnit suites,
-# runs the selftests and powers off.
-"${cross}gcc" -static -O2 -Wall -o "$root/init" "$t/guest-progs/kprobes_selftests.c"
-cp "$obj"/samples/kprobes/*.ko "$obj/lib/test_kprobes.ko" "$uk/test_kprobes_upstream.ko" \
-	"$cm"/*.ko "$root/lib/modules/kprobes/"
-(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$build/initramfs-$arch.cpio.gz"
+	root=$build/initramfs-$arch
+	rm -rf "$root"
+	mkdir -p "$root"/{proc,sys,dev,lib/modules/kprobes}
+	# /init: the selftests program, which as PID 1 loads the KUnit suites,
+	# runs the selftests and powers off.
+	"${cross}gcc" -static -O2 -Wall -o "$root/init" "$t/guest-progs/kprobes_selftests.c"
+	cp "$obj"/samples/kprobes/*.ko "$obj/lib/test_kprobes.ko" "$uk/test_kprobes_upstream.ko" \
+		"$cm"/*.ko "$root/lib/modules/kprobes/"
+	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$build/initramfs-$arch.cpio.gz"
+fi
 [ "$mode" = build ] && exit 0
 
 if [ "$mode" = demo ]; then
