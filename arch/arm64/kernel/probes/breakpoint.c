@@ -41,6 +41,7 @@
 #include <linux/memory.h>
 #include <linux/percpu.h>
 #include <linux/ptrace.h>
+#include <asm/cacheflush.h>
 #include <asm/daifflags.h>
 #include <asm/debug-monitors.h>
 #include <asm/insn.h>
@@ -49,6 +50,7 @@
 #include <asm/virt.h>
 
 #include "decode-insn.h"
+#include "simulate-insn.h"
 
 /* ---- where a probe may go -------------------------------------------------- */
 
@@ -82,32 +84,82 @@ static bool is_ftrace_ops_literal(unsigned long addr)
 }
 
 /*
- * Is @addr's instruction accepted on its own but refused where it is,
- * inside an exclusive load/store sequence (a step there would clear the
- * exclusive monitor, and the store would fail for ever)?
+ * Decode @insn with the decoder arm64's uprobes share, plus the literal
+ * loads, which only kprobes simulate (a uprobe's copy runs them in the
+ * task).
  */
-static bool refused_for_its_place(u32 insn)
+static enum probe_insn decode_insn(u32 insn, struct arch_probe_insn *api)
 {
-	struct arch_probe_insn scratch = { };
-
-	return aarch64_insn_is_ldr_lit(insn) || aarch64_insn_is_ldrsw_lit(insn) ||
-	       arm_probe_decode_insn(insn, &scratch) != INSN_REJECTED;
+	if (aarch64_insn_is_ldr_lit(insn))
+		api->handler = simulate_ldr_literal;
+	else if (aarch64_insn_is_ldrsw_lit(insn))
+		api->handler = simulate_ldrsw_literal;
+	else
+		return arm_probe_decode_insn(insn, api);
+	return INSN_GOOD_NO_SLOT;
 }
 
-/* Write the slot: the copy, then the BRK that ends its step. */
+/*
+ * Is @addr inside an exclusive load/store sequence: an exclusive load
+ * before it, no exclusive store between, looking back at most
+ * MAX_ATOMIC_CONTEXT_SIZE words and not past its function's start (in
+ * no function, not at all)? A breakpoint there clears the exclusive
+ * monitor, and the store would fail for ever. The function comes from
+ * the core, which has looked it up already: finding it again through
+ * kallsyms, as the tree's arm_kprobe_decode_insn() does, walks every
+ * symbol of a module, most of the cost of registering a probe there.
+ */
+static bool in_exclusive_sequence(kprobe_opcode_t *addr)
+{
+	unsigned long func, size, back;
+	kprobe_opcode_t *at;
+
+	if (!kprobe_function_bounds((unsigned long)addr, &func, &size))
+		return false;
+	back = min_t(unsigned long, ((unsigned long)addr - func) / AARCH64_INSN_SIZE,
+		     MAX_ATOMIC_CONTEXT_SIZE);
+	for (at = addr - 1; at >= addr - back; at--) {
+		u32 insn = le32_to_cpu(*(__le32 *)at);
+
+		if (aarch64_insn_is_store_ex(insn))
+			return false;
+		if (aarch64_insn_is_load_ex(insn))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Write the slot: the copy, then the BRK that ends its step, as one
+ * 64-bit write. Each write maps the slot's page at a fixmap address and
+ * unmaps it, with a broadcast TLB invalidation; two writes cost half of
+ * registering a probe in a batch. A slot is MAX_INSN_SIZE words, so
+ * slots are 8-byte aligned in their page.
+ */
 static int fill_slot(struct kprobe *p)
 {
-	kprobe_opcode_t *slot = get_insn_slot();
+	kprobe_opcode_t *slot;
+	union {
+		__le32 insn[MAX_INSN_SIZE];
+		u64 both;
+	} words = {
+		.insn = { cpu_to_le32(p->opcode), cpu_to_le32(BRK64_OPCODE_KPROBES_SS) },
+	};
 
+	BUILD_BUG_ON(sizeof(words) != sizeof(u64));
+	slot = get_insn_slot();
 	if (!slot)
 		return kprobe_refuse(-ENOMEM, "out of memory");
+	if (aarch64_insn_write_literal_u64(slot, words.both)) {
+		free_insn_slot(slot, 0);
+		return kprobe_refuse(-ENOMEM, "the slot could not be written");
+	}
 	/*
 	 * The slot is cleaned to the point of unification here, before
 	 * the probe's BRK is written; a CPU reaches it only through that
 	 * BRK, whose exception synchronises its instruction fetch.
 	 */
-	aarch64_insn_patch_text_nosync(slot, p->opcode);
-	aarch64_insn_patch_text_nosync(slot + 1, BRK64_OPCODE_KPROBES_SS);
+	caches_clean_inval_pou((unsigned long)slot, (unsigned long)(slot + MAX_INSN_SIZE));
 	p->ainsn.api.insn = slot;
 	return 0;
 }
@@ -124,6 +176,7 @@ static int fill_slot(struct kprobe *p)
 int arch_prepare_kprobe(struct kprobe *p)
 {
 	unsigned long addr = (unsigned long)p->addr;
+	enum probe_insn kind;
 	u32 insn;
 
 	lockdep_assert_held(&text_mutex);
@@ -140,7 +193,10 @@ int arch_prepare_kprobe(struct kprobe *p)
 
 	memset(&p->ainsn, 0, sizeof(p->ainsn));
 	p->opcode = insn;
-	switch (arm_kprobe_decode_insn(p->addr, &p->ainsn)) {
+	kind = decode_insn(insn, &p->ainsn.api);
+	if (kind != INSN_REJECTED && in_exclusive_sequence(p->addr))
+		return kprobe_refuse(-EINVAL, "inside an exclusive load/store sequence");
+	switch (kind) {
 	case INSN_GOOD_NO_SLOT:
 		return 0;
 	case INSN_GOOD:
@@ -148,8 +204,6 @@ int arch_prepare_kprobe(struct kprobe *p)
 			return 0;
 		return fill_slot(p);
 	default:
-		if (refused_for_its_place(insn))
-			return kprobe_refuse(-EINVAL, "inside an exclusive load/store sequence");
 		return kprobe_refuse(-EINVAL, "an instruction kprobes cannot execute");
 	}
 }
