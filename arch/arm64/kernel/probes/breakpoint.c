@@ -131,10 +131,9 @@ static bool in_exclusive_sequence(kprobe_opcode_t *addr)
 
 /*
  * Write the slot: the copy, then the BRK that ends its step, as one
- * 64-bit write. Each write maps the slot's page at a fixmap address and
- * unmaps it, with a broadcast TLB invalidation; two writes cost half of
- * registering a probe in a batch. A slot is MAX_INSN_SIZE words, so
- * slots are 8-byte aligned in their page.
+ * 64-bit write, since each write maps the slot's page at a fixmap
+ * address and unmaps it, with a broadcast TLB invalidation. A slot is
+ * MAX_INSN_SIZE words, so slots are 8-byte aligned in their page.
  */
 static int fill_slot(struct kprobe *p)
 {
