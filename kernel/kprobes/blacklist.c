@@ -7,6 +7,8 @@
 
 #define pr_fmt(fmt) "kprobes: " fmt
 
+#include <linux/bsearch.h>
+
 #include "internal.h"
 
 /* Ranges no probe may be placed in. Written under kprobe_mutex, read under RCU. */
@@ -89,20 +91,21 @@ static void __init index_boot_entries(void)
 	boot_last = list_last_entry(&kprobe_blacklist, struct kprobe_blacklist_entry, list);
 }
 
+/* The ranges are disjoint: at most one holds @key. */
+static int range_holds_cmp(const void *key, const void *elt)
+{
+	unsigned long addr = *(const unsigned long *)key;
+	const struct blacklist_range *r = elt;
+
+	if (addr < r->start)
+		return -1;
+	return addr >= r->end;
+}
+
 static bool in_boot_ranges(unsigned long addr)
 {
-	unsigned int lo = 0, hi = nr_boot_ranges;
-
-	/* The first range starting above @addr; the one before may hold it. */
-	while (lo < hi) {
-		unsigned int mid = lo + (hi - lo) / 2;
-
-		if (boot_ranges[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && addr < boot_ranges[lo - 1].end;
+	return bsearch(&addr, boot_ranges, nr_boot_ranges, sizeof(*boot_ranges),
+		       range_holds_cmp);
 }
 
 /* Is @addr in one of the blacklisted ranges? */
