@@ -612,6 +612,15 @@ static inline kprobe_opcode_t *get_insn_slot(void)
 	return __get_insn_slot(&kprobe_insn_slots);
 }
 
+/*
+ * A slot whose page lies inside [@lo, @hi), for a copy that branches
+ * back with a short reach; NULL when none can be had there. New pages
+ * come from the arch's arch_kprobe_alloc_insn_page_within() (by default
+ * none: NULL).
+ */
+kprobe_opcode_t *kprobe_get_insn_slot_within(unsigned long lo, unsigned long hi);
+void *arch_kprobe_alloc_insn_page_within(unsigned long lo, unsigned long hi);
+
 static inline void free_insn_slot(kprobe_opcode_t *slot, int dirty)
 {
 	__free_insn_slot(&kprobe_insn_slots, slot, dirty);

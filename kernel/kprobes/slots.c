@@ -99,13 +99,21 @@ static void insn_page_free_work(struct work_struct *work)
 	kfree(page);
 }
 
-/**
- * __get_insn_slot() - allocate one instruction slot
- * @c: the cache to allocate from
- *
- * Return: the slot, or NULL when no executable memory can be had.
+/* Does @page lie wholly inside [@lo, @hi)? */
+static bool page_within(struct kprobe_insn_page *page, unsigned long lo,
+			unsigned long hi)
+{
+	unsigned long base = (unsigned long)page->base;
+
+	return base >= lo && base < hi && hi - base >= PAGE_SIZE;
+}
+
+/*
+ * A free slot of @c in a page inside [@lo, @hi); a new page comes from
+ * @alloc_within when @near, from the cache's own allocator otherwise.
  */
-kprobe_opcode_t *__get_insn_slot(struct kprobe_insn_cache *c)
+static kprobe_opcode_t *take_slot(struct kprobe_insn_cache *c, bool near,
+				  unsigned long lo, unsigned long hi)
 {
 	unsigned int n = slots_per_page(c), bit;
 	struct kprobe_insn_page *page;
@@ -113,7 +121,7 @@ kprobe_opcode_t *__get_insn_slot(struct kprobe_insn_cache *c)
 
 	mutex_lock(&c->mutex);
 	list_for_each_entry(page, &c->pages, list) {
-		if (page->nr_used == n)
+		if (page->nr_used == n || (near && !page_within(page, lo, hi)))
 			continue;
 		bit = find_first_zero_bit(page_bitmap(c, page, SLOTS_USED), n);
 		goto found;
@@ -122,8 +130,10 @@ kprobe_opcode_t *__get_insn_slot(struct kprobe_insn_cache *c)
 	page = kzalloc(struct_size(page, bits, 3 * BITS_TO_LONGS(n)), GFP_KERNEL);
 	if (!page)
 		goto out;
-	page->base = c->alloc();
-	if (!page->base) {
+	page->base = near ? arch_kprobe_alloc_insn_page_within(lo, hi) : c->alloc();
+	if (!page->base || (near && !page_within(page, lo, hi))) {
+		if (page->base)
+			c->free(page->base);
 		kfree(page);
 		goto out;
 	}
@@ -140,6 +150,40 @@ found:
 out:
 	mutex_unlock(&c->mutex);
 	return slot;
+}
+
+/**
+ * __get_insn_slot() - allocate one instruction slot
+ * @c: the cache to allocate from
+ *
+ * Return: the slot, or NULL when no executable memory can be had.
+ */
+kprobe_opcode_t *__get_insn_slot(struct kprobe_insn_cache *c)
+{
+	return take_slot(c, false, 0, 0);
+}
+
+/* Where the arch has no way to place a page: nowhere. */
+void __weak *arch_kprobe_alloc_insn_page_within(unsigned long lo, unsigned long hi)
+{
+	return NULL;
+}
+
+/**
+ * kprobe_get_insn_slot_within() - an instruction slot inside an address range
+ * @lo: lowest address the slot's page may start at
+ * @hi: the address its page must end at or before
+ *
+ * For a copy that branches back to its probe with an instruction of
+ * short reach (arm64's B: 128 MiB). Pages of kprobe_insn_slots in the
+ * range are used first; a new one comes from
+ * arch_kprobe_alloc_insn_page_within(). Freed with free_insn_slot().
+ *
+ * Return: the slot, or NULL when no page in the range can be had.
+ */
+kprobe_opcode_t *kprobe_get_insn_slot_within(unsigned long lo, unsigned long hi)
+{
+	return take_slot(&kprobe_insn_slots, true, lo, hi);
 }
 
 /* Give slot @bit of @page back; the cache's mutex held. */
