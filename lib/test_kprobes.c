@@ -5186,9 +5186,13 @@ static void test_smp_lock_prefix(struct kunit *test)
 #ifdef CONFIG_ARM64
 /* ---- arm64: simulated, stepped and refused instructions -------------------- */
 
-/* BRK traps per hit: a simulated instruction's, or a step's two. */
+/*
+ * BRK traps per hit: a simulated instruction's; a step's two (with a
+ * post_handler); a boosted copy's one (without).
+ */
 #define A64_SIMULATED 1
 #define A64_STEPPED 2
+#define A64_BOOSTED 1
 
 /* BRK exceptions kprobes handled (probes' and ends of steps), on all CPUs. */
 static unsigned long brk_traps(void)
@@ -5569,6 +5573,131 @@ static void test_arm64_stepped_hints(struct kunit *test)
 	a64_arm(test, &kp, kpt64_bti_probe);
 	KUNIT_EXPECT_EQ(test, kpt64_bti(1), 3ULL);
 	a64_check(test, &kp, 1, A64_STEPPED, kpt64_bti_probe + 1);
+}
+
+/* Register @kp at @at with count_pre() only: its hits may be boosted. */
+static void a64_arm_pre_only(struct kunit *test, struct kprobe *kp, void *at)
+{
+	reset_counts();
+	init_probe(kp, at, NULL, 0, count_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(kp));
+	a64_traps_before = brk_traps();
+}
+
+/* After @hits hits on @kp, each with @traps traps; unregisters @kp. */
+static void a64_check_pre_only(struct kunit *test, struct kprobe *kp, int hits, int traps)
+{
+	KUNIT_EXPECT_EQ_MSG(test, brk_traps() - a64_traps_before,
+			    (unsigned long)hits * traps, "%pS", kp->addr);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(kp), (unsigned long)hits);
+	unregister_kprobe(kp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), hits);
+}
+
+/*
+ * Copied instructions hit with no post_handler: boosted, one trap a
+ * hit, results as unprobed (add, the flags read by mrs, stack accesses,
+ * paciasp signing with the function's sp, an LSE atomic), and the
+ * interrupt mask as the caller had it. A member with a post_handler
+ * joining the site brings the step back; leaving, the boost.
+ */
+static void test_arm64_boosted(struct kunit *test)
+{
+	u32 *const stack[] = { kpt64_str_probe, kpt64_ldr_sp_probe,
+			       kpt64_stp_probe, kpt64_ldp_probe };
+	struct kprobe kp, with_post;
+	bool off_after;
+	u64 v = 10;
+	int i;
+
+	a64_arm_pre_only(test, &kp, kpt64_add_probe);
+	KUNIT_EXPECT_EQ(test, kpt64_addsub(10), 13ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_addsub(~0ULL), 2ULL);
+	local_irq_disable();
+	KUNIT_EXPECT_EQ(test, kpt64_addsub(1), 4ULL);
+	off_after = irqs_disabled();
+	local_irq_enable();
+	KUNIT_EXPECT_TRUE(test, off_after);
+	a64_check_pre_only(test, &kp, 3, A64_BOOSTED);
+
+	a64_arm_pre_only(test, &kp, kpt64_mrs_probe);
+	KUNIT_EXPECT_EQ(test, kpt64_mrs_nzcv(0xa0000000), 0xa0000000ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_mrs_nzcv(0x50000000), 0x50000000ULL);
+	a64_check_pre_only(test, &kp, 2, A64_BOOSTED);
+
+	for (i = 0; i < ARRAY_SIZE(stack); i++) {
+		a64_arm_pre_only(test, &kp, stack[i]);
+		KUNIT_EXPECT_EQ_MSG(test, kpt64_stack(20), 41ULL, "%pS", stack[i]);
+		a64_check_pre_only(test, &kp, 1, A64_BOOSTED);
+	}
+
+	a64_arm_pre_only(test, &kp, kpt64_paciasp_probe);
+	KUNIT_EXPECT_EQ(test, kpt64_pac(1), 2ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_pac(2), 3ULL);
+	a64_check_pre_only(test, &kp, 2, A64_BOOSTED);
+
+	if (cpu_have_named_feature(ATOMICS)) {
+		a64_arm_pre_only(test, &kp, kpt64_ldadd_probe);
+		KUNIT_EXPECT_EQ(test, kpt64_ldadd(&v), 10ULL);
+		KUNIT_EXPECT_EQ(test, v, 15ULL);
+		a64_check_pre_only(test, &kp, 1, A64_BOOSTED);
+	}
+
+	/* A post_handler joins: stepped; it leaves: boosted again. */
+	a64_arm_pre_only(test, &kp, kpt64_add_probe);
+	init_probe(&with_post, kpt64_add_probe, NULL, 0, count_pre2, count_post2);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&with_post));
+	KUNIT_EXPECT_EQ(test, kpt64_addsub(10), 13ULL);
+	KUNIT_EXPECT_EQ(test, brk_traps() - a64_traps_before, (unsigned long)A64_STEPPED);
+	unregister_kprobe(&with_post);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post2_hits), 1);
+	a64_traps_before = brk_traps();
+	KUNIT_EXPECT_EQ(test, kpt64_addsub(10), 13ULL);
+	KUNIT_EXPECT_EQ(test, brk_traps() - a64_traps_before, (unsigned long)A64_BOOSTED);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 1);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
+}
+
+static u32 a64_addsub32(u32 x)
+{
+	return kpt64_addsub(x);
+}
+
+/*
+ * A boosted probe registered and unregistered 30 times while another
+ * CPU keeps calling through it (so slots are freed while a task may be
+ * preempted inside one), every other round beside a member with a
+ * post_handler (so hits switch between boosted and stepped): every
+ * call returns right, and the probe is hit.
+ */
+static void test_arm64_boosted_under_hits(struct kunit *test)
+{
+	struct task_struct *hammer;
+	struct kprobe kp, with_post;
+	int i, before;
+
+	reset_counts();
+	hammer = start_hammer_on(test, a64_addsub32);
+	for (i = 0; i < 30; i++) {
+		init_probe(&kp, kpt64_add_probe, NULL, 0, count_pre_quiet, NULL);
+		KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+		if (i & 1) {
+			init_probe(&with_post, kpt64_add_probe, NULL, 0,
+				   count_pre2_quiet, count_post2);
+			KUNIT_ASSERT_EQ(test, 0, register_kprobe(&with_post));
+		}
+		before = atomic_read(&pre_hits);
+		KUNIT_EXPECT_TRUE(test, wait_for_hit(&pre_hits, before));
+		if (i & 1)
+			unregister_kprobe(&with_post);
+		unregister_kprobe(&kp);
+	}
+	stop_hammer(hammer);
+	KUNIT_EXPECT_EQ(test, atomic_read(&hammer_wrong), 0);
+	KUNIT_EXPECT_GT(test, atomic_read(&hammer_calls), 30);
+	KUNIT_EXPECT_GT(test, atomic_read(&post2_hits), 0);
+	KUNIT_EXPECT_NULL(test, probe_at(kpt64_add_probe));
 }
 
 /* Registering at @at fails with -EINVAL and leaves the text as it was. */
@@ -6352,6 +6481,8 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_arm64_stepped_barriers),
 	KUNIT_CASE(test_arm64_stepped_lse),
 	KUNIT_CASE(test_arm64_stepped_hints),
+	KUNIT_CASE(test_arm64_boosted),
+	KUNIT_CASE(test_arm64_boosted_under_hits),
 	KUNIT_CASE(test_arm64_refused),
 	KUNIT_CASE(test_arm64_jump_label_site),
 	KUNIT_CASE(test_arm64_own_asm_refused),

@@ -240,6 +240,11 @@ period and reclaims them in batches, so that unregister never waits for
 RCU-tasks. Empty pages are freed by the worker too. Slot pages are
 listed in /proc/kallsyms as the tree lists them ([__builtin__kprobes]
 and [__builtin__optinsn]), for perf.
+
+kprobe_get_insn_slot_within() hands out a slot whose page lies in an
+address range, for a copy that branches back with a short reach
+(arm64's B: 128 MiB), from the arch's
+arch_kprobe_alloc_insn_page_within() when no page there has room.
 EOF
 
 add $core/blacklist.c
@@ -560,6 +565,15 @@ BRK handler, anything else steppable runs from a slot ended by a
 second BRK, with DAIF masked.
 
 What changes:
+- Boosting: a copied instruction hit with no post_handler to run (and
+  not nested) runs from a second copy in its slot followed by a B back
+  to the next instruction, with the interrupt mask of the probed code:
+  one exception per hit, not two. The slot is taken from a page within
+  the B's 128 MiB of the probe (vmalloc or module area, wherever KASLR
+  put the kernel and the module); where none can be had the probe is
+  only stepped, as before, and the query file says so. A task
+  preempted in a boosted copy keeps the slot from reuse until an
+  RCU-tasks grace period has passed (the slot is freed dirty).
 - Arming is batched (HAVE_KPROBE_BATCH): register_kprobes() of N
   probes writes its N breakpoints in one stop_machine(), not N. When
   every instruction involved is one the architecture lets change under
@@ -715,7 +729,10 @@ simulates (B, BL, B.cond over all conditions and flags, CBZ/CBNZ,
 TBZ/TBNZ, ADR, ADRP, LDR/LDRSW literal, BR, BLR, RET) in one BRK per
 hit, and kinds stepped out of line (ALU, stack loads and stores with
 writeback, barriers, LSE atomics, PACIASP and BTI) in two, counted
-with a per-CPU trap counter; each refused kind with -EINVAL and its
+with a per-CPU trap counter, or boosted in one when no post_handler
+runs (and stepped again while a member with one shares the site; a
+boosted probe registered and removed while another CPU calls through
+it); each refused kind with -EINVAL and its
 word untouched (BRK, SVC, HVC, ERET, MSR, MRS DAIF, WFI/WFE/YIELD,
 AUTIASP, RETAA, PRFM literal, SIMD&FP literal loads, an exception
 table entry, the exclusive load/store window, misaligned addresses);

@@ -21,10 +21,13 @@ struct kprobe;
 #define __ARCH_WANT_KPROBES_INSN_SLOT
 
 /*
- * A slot holds the copied instruction and the BRK that brings the CPU
- * back once the copy ran (KPROBES_BRK_SS_IMM): two words.
+ * A slot holds two runs of the copied instruction: the step's, ended by
+ * the BRK that brings the CPU back (KPROBES_BRK_SS_IMM), and the boosted
+ * one, ended by a B to the instruction after the probe (written when the
+ * slot is within the B's reach). MAX_INSN_SIZE words each.
  */
 #define MAX_INSN_SIZE			2
+#define KPROBE_SLOT_SIZE		(2 * MAX_INSN_SIZE)
 
 /* No function is barred from return probes here. */
 #define kretprobe_blacklist_size	0

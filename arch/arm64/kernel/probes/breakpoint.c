@@ -10,13 +10,21 @@
  *		loads (the kinds decode-insn.c hands to simulate-insn.c)
  *		are carried out on pt_regs inside the BRK handler: one
  *		exception per hit;
- *  stepped	anything else that is safe to run elsewhere runs from a
- *		slot, [copy, BRK #KPROBES_BRK_SS_IMM], with DAIF masked, and
- *		the second BRK brings the CPU back: two exceptions per hit.
+ *  boosted	anything else that is safe to run elsewhere, hit with no
+ *		post_handler to run, runs from the second half of its
+ *		slot, [copy, B back to the next instruction], with DAIF as
+ *		the probed code had it: one exception per hit. The hit
+ *		ends when the CPU leaves for the slot;
+ *  stepped	the same instructions, when a post_handler must run after
+ *		the copy, the hit is nested, or the slot is out of the B's
+ *		reach, run from the first half, [copy, BRK
+ *		#KPROBES_BRK_SS_IMM], with DAIF masked, and the second BRK
+ *		brings the CPU back: two exceptions per hit.
  *
  * Per-CPU state (struct kprobe_ctlblk, current_kprobe) follows one hit:
  *
  *   (none) --BRK--> HIT_ACTIVE --pre_handler redirects--> (none)
+ *                      |                 \--boosted--> (none)
  *                      |                 \--simulated--> HIT_SSDONE --> (none)
  *                      \--stepped--> HIT_SS --step BRK--> HIT_SSDONE --> (none)
  *
@@ -29,18 +37,23 @@
  * is one instruction), so one saved level is all there is.
  *
  * The BRK handlers run with every DAIF bit masked (debug exceptions are
- * NMI-like on arm64), so no lock is taken here and a slot is never left
- * by a preempted task.
+ * NMI-like on arm64), so no lock is taken here. A step's half of a slot
+ * is never left by a preempted task; the boosted half may be, so a slot
+ * whose copy can be boosted is freed dirty (reused after an RCU-tasks
+ * grace period).
  */
 
 #define pr_fmt(fmt) "kprobes: " fmt
 
 #include <linux/extable.h>
 #include <linux/ftrace.h>
+#include <linux/kasan.h>
 #include <linux/kprobes.h>
 #include <linux/memory.h>
 #include <linux/percpu.h>
 #include <linux/ptrace.h>
+#include <linux/sizes.h>
+#include <linux/vmalloc.h>
 #include <asm/cacheflush.h>
 #include <asm/daifflags.h>
 #include <asm/debug-monitors.h>
@@ -129,27 +142,111 @@ static bool in_exclusive_sequence(kprobe_opcode_t *addr)
 	return false;
 }
 
+/* ---- slots ---------------------------------------------------------------- */
+
 /*
- * Write the slot: the copy, then the BRK that ends its step, as one
- * 64-bit write, since each write maps the slot's page at a fixmap
- * address and unmaps it, with a broadcast TLB invalidation. A slot is
- * MAX_INSN_SIZE words, so slots are 8-byte aligned in their page.
+ * Does a B at @from reach @to? Its offset is a signed 26-bit count of
+ * words: 128 MiB back, 128 MiB - 4 forward.
+ */
+static __always_inline bool b_reaches(unsigned long from, unsigned long to)
+{
+	return to - from + SZ_128M < 2 * SZ_128M;
+}
+
+/*
+ * The boosted half of @p's slot, or NULL when the slot lies out of its
+ * B's reach of the instruction after the probe (then only its step's
+ * half was written). @p has a slot.
+ */
+static __always_inline kprobe_opcode_t *boosted_copy(struct kprobe *p)
+{
+	kprobe_opcode_t *copy = p->ainsn.api.insn + MAX_INSN_SIZE;
+
+	if (!b_reaches((unsigned long)(copy + 1), (unsigned long)(p->addr + 1)))
+		return NULL;
+	return copy;
+}
+
+/**
+ * arch_kprobe_alloc_insn_page_within() - an executable page in [@lo, @hi)
+ * @lo: lowest address the page may start at
+ * @hi: address the page must end at or before
+ *
+ * Slot pages for copies that branch back: the core's own pages come from
+ * EXECMEM_KPROBES, anywhere in vmalloc, which under KASLR is far out of a
+ * B's reach of the kernel image and of modules. The range is clamped to
+ * the module and vmalloc areas, where the kernel's text lies.
+ *
+ * Return: the page (read-only, executable; written through the text
+ * fixmap), or NULL when the range has no room.
+ */
+void *arch_kprobe_alloc_insn_page_within(unsigned long lo, unsigned long hi)
+{
+	void *page;
+
+	lo = max_t(unsigned long, lo, MODULES_VADDR);
+	hi = min_t(unsigned long, hi, VMALLOC_END);
+	if (lo >= hi)
+		return NULL;
+	page = __vmalloc_node_range(PAGE_SIZE, PAGE_SIZE, lo, hi,
+				    GFP_KERNEL | __GFP_NOWARN, PAGE_KERNEL_ROX,
+				    VM_FLUSH_RESET_PERMS, NUMA_NO_NODE,
+				    __builtin_return_address(0));
+	return page ? kasan_reset_tag(page) : NULL;
+}
+
+/*
+ * A slot for @p: within a B's reach of the instruction after it when
+ * one can be had there (every slot of a page that starts at least a
+ * page past the reach's low end and ends a page before its high end
+ * reaches), any slot otherwise, whose copy is then only stepped.
+ */
+static kprobe_opcode_t *take_slot(struct kprobe *p)
+{
+	unsigned long next = (unsigned long)(p->addr + 1);
+	kprobe_opcode_t *slot;
+
+	slot = kprobe_get_insn_slot_within(next - SZ_128M + PAGE_SIZE,
+					   next + SZ_128M - PAGE_SIZE);
+	return slot ?: get_insn_slot();
+}
+
+/*
+ * Write the slot: for the step, the copy and the BRK that ends it; for a
+ * boosted hit, when the slot is in reach, the copy and a B to the
+ * instruction after the probe. Each half is one 64-bit write, since each
+ * write maps the slot's page at a fixmap address and unmaps it, with a
+ * broadcast TLB invalidation. Slots are 16 bytes, so the halves are
+ * 8-byte aligned.
  */
 static int fill_slot(struct kprobe *p)
 {
-	kprobe_opcode_t *slot;
+	kprobe_opcode_t *slot, *copy;
 	union {
 		__le32 insn[MAX_INSN_SIZE];
 		u64 both;
-	} words = {
+	} step = {
 		.insn = { cpu_to_le32(p->opcode), cpu_to_le32(BRK64_OPCODE_KPROBES_SS) },
+	}, boost = {
+		.insn = { cpu_to_le32(p->opcode) },
 	};
 
-	BUILD_BUG_ON(sizeof(words) != sizeof(u64));
-	slot = get_insn_slot();
+	BUILD_BUG_ON(sizeof(step) != sizeof(u64));
+	slot = take_slot(p);
 	if (!slot)
 		return kprobe_refuse(-ENOMEM, "out of memory");
-	if (aarch64_insn_write_literal_u64(slot, words.both)) {
+	p->ainsn.api.insn = slot;
+	copy = boosted_copy(p);
+	if (copy) {
+		u32 back = aarch64_insn_gen_branch_imm((unsigned long)(copy + 1),
+						       (unsigned long)(p->addr + 1),
+						       AARCH64_INSN_BRANCH_NOLINK);
+
+		boost.insn[1] = cpu_to_le32(back);
+	}
+	if (aarch64_insn_write_literal_u64(slot, step.both) ||
+	    (copy && aarch64_insn_write_literal_u64(copy, boost.both))) {
+		p->ainsn.api.insn = NULL;
 		free_insn_slot(slot, 0);
 		return kprobe_refuse(-ENOMEM, "the slot could not be written");
 	}
@@ -158,8 +255,7 @@ static int fill_slot(struct kprobe *p)
 	 * the probe's BRK is written; a CPU reaches it only through that
 	 * BRK, whose exception synchronises its instruction fetch.
 	 */
-	caches_clean_inval_pou((unsigned long)slot, (unsigned long)(slot + MAX_INSN_SIZE));
-	p->ainsn.api.insn = slot;
+	caches_clean_inval_pou((unsigned long)slot, (unsigned long)(slot + KPROBE_SLOT_SIZE));
 	return 0;
 }
 
@@ -212,7 +308,10 @@ int arch_prepare_kprobe(struct kprobe *p)
  * @p: a prepared probe; kprobe_mutex held
  * @why: set to the rule that decided
  *
- * Return: true for a simulated instruction, false for a stepped one.
+ * Return: true for a simulated instruction, and for a copied one whose
+ * slot is within a B's reach (a query's probe has no slot: the answer is
+ * the one registering gives when it gets a slot in reach, as it does for
+ * kernel and module text); false for a slot out of reach.
  */
 bool arch_kprobe_boostable(struct kprobe *p, const char **why)
 {
@@ -221,22 +320,29 @@ bool arch_kprobe_boostable(struct kprobe *p, const char **why)
 		*why = "simulated";
 		return true;
 	}
-	*why = "the step out of line ends in a second BRK";
+	if (!p->ainsn.api.insn || boosted_copy(p)) {
+		*why = "the copy branches back, when no post_handler runs";
+		return true;
+	}
+	*why = "the slot is out of a B's reach: a second BRK ends the copy";
 	return false;
 }
 
 /**
  * arch_remove_kprobe() - free what arch_prepare_kprobe() took
- * @p: the probe; no CPU is running its slot any more
+ * @p: the probe; no CPU is in a hit of it any more
  *
- * A step runs with interrupts masked, so a slot is never left half-run
- * by a preempted task: it goes back clean.
+ * A step runs with interrupts masked, so its half of a slot is never
+ * left half-run by a preempted task; a boosted copy runs with them as
+ * the probed code had them, and a task preempted there outlives the
+ * core's synchronize_rcu(): such a slot goes back dirty.
  */
 void arch_remove_kprobe(struct kprobe *p)
 {
 	kprobe_assert_mutex_held();
 	if (p->ainsn.api.insn) {
-		free_insn_slot(p->ainsn.api.insn, 0);
+		free_insn_slot(p->ainsn.api.insn,
+			       IS_ENABLED(CONFIG_PREEMPTION) && boosted_copy(p));
 		p->ainsn.api.insn = NULL;
 	}
 }
@@ -350,6 +456,28 @@ static __always_inline void step_out_of_line(struct kprobe *p, struct pt_regs *r
 	kcb->saved_daif = pstate & DAIF_MASK;
 	regs->pstate = (pstate | DAIF_MASK) & ~PSR_BTYPE_MASK;
 	regs->pc = slot;
+}
+
+/*
+ * Run @p's copy: boosted, the hit over, when no post_handler waits for
+ * it and the slot is in reach (DAIF stays as the probed code had it);
+ * stepped otherwise. Read once: an aggregate's post_handler is set when
+ * a member with one joins, while other CPUs hit the site.
+ */
+static __always_inline void boost_or_step(struct kprobe *p, struct pt_regs *regs,
+					  struct kprobe_ctlblk *kcb)
+{
+	kprobe_opcode_t *copy;
+
+	if (!READ_ONCE(p->post_handler)) {
+		copy = boosted_copy(p);
+		if (copy) {
+			reset_current_kprobe();
+			resume_at(regs, (unsigned long)copy);
+			return;
+		}
+	}
+	step_out_of_line(p, regs, kcb, KPROBE_HIT_SS);
 }
 
 /* The probed instruction has run: post_handler, then leave the probe. */
@@ -468,7 +596,7 @@ notrace int kprobe_brk_handler(struct pt_regs *regs, unsigned long esr)
 		}
 	}
 	if (p->ainsn.api.insn) {
-		step_out_of_line(p, regs, kcb, KPROBE_HIT_SS);
+		boost_or_step(p, regs, kcb);
 		return DBG_HOOK_HANDLED;
 	}
 	simulate(p, regs);
