@@ -19,8 +19,10 @@ HITS = [
     ("entry_kernel", "kprobe at +0 of jiffies_to_msecs (kernel text)"),
     ("sim_cbz", "kprobe on cbz (body, simulated)"),
     ("sim_bcond", "kprobe on b.eq (body, simulated)"),
-    ("step_add", "kprobe on add (body, stepped)"),
+    ("step_add", "kprobe on add (body, copied)"),
     ("step_add_post", "kprobe on add + post_handler"),
+    ("copy_ldr", "kprobe on ldr x0, [sp, #8] (body, copied)"),
+    ("body_kernel", "kprobe at +8 of jiffies_to_usecs (kernel body)"),
     ("kret_mod", "kretprobe, C function of the module"),
     ("kret_kernel", "kretprobe, jiffies_to_msecs"),
 ]

@@ -14,11 +14,13 @@
  */
 unsigned long kpb_sim_cbz(unsigned long x);	/* cbz: simulated */
 unsigned long kpb_sim_bcond(unsigned long x);	/* b.eq: simulated */
-unsigned long kpb_step_add(unsigned long x);	/* add: stepped */
+unsigned long kpb_step_add(unsigned long x);	/* add: copied */
+unsigned long kpb_copy_ldr(unsigned long x);	/* ldr from the stack: copied */
 unsigned long kpb_adds(unsigned long x);	/* KPB_BIG x add x0, x0, #1 */
 unsigned long kpb_nops(unsigned long x);	/* KPB_BIG x nop */
 unsigned long kpb_loop(unsigned long n);	/* n x (subs, b.ne), n > 0 */
 extern const u32 kpb_sim_cbz_at[], kpb_sim_bcond_at[], kpb_step_add_at[];
+extern const u32 kpb_copy_ldr_at[];
 extern const u32 kpb_adds_at[], kpb_nops_at[];
 #endif
 

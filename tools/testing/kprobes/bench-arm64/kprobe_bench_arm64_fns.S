@@ -28,13 +28,22 @@ SYM_INNER_LABEL(kpb_sim_bcond_at, SYM_L_GLOBAL)
 1:	ret
 SYM_FUNC_END(kpb_sim_bcond)
 
-/* x + 1; the add is stepped out of line. */
+/* x + 1; the add runs out of line (stepped, or boosted by ours). */
 SYM_FUNC_START(kpb_step_add)
 	mov	x1, x0
 SYM_INNER_LABEL(kpb_step_add_at, SYM_L_GLOBAL)
 	add	x0, x1, #1
 	ret
 SYM_FUNC_END(kpb_step_add)
+
+/* x, through the stack; the ldr runs out of line. */
+SYM_FUNC_START(kpb_copy_ldr)
+	stp	x0, x0, [sp, #-16]!
+SYM_INNER_LABEL(kpb_copy_ldr_at, SYM_L_GLOBAL)
+	ldr	x0, [sp, #8]
+	add	sp, sp, #16
+	ret
+SYM_FUNC_END(kpb_copy_ldr)
 
 /* x + KPB_BIG: KPB_BIG probe sites of a stepped kind. */
 SYM_FUNC_START(kpb_adds)

@@ -78,6 +78,16 @@ static noinline unsigned long kpb_kernel_entry(unsigned long x)
 	return jiffies_to_msecs(x);
 }
 
+/*
+ * Calls jiffies_to_usecs(), probed in its body in kernel text: +8 is
+ * past its ftrace site, a "mov w1, #1000" with this configuration (the
+ * report prints the word).
+ */
+static noinline unsigned long kpb_kernel_body(unsigned long x)
+{
+	return jiffies_to_usecs(x);
+}
+
 static int kpb_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	kpb_hits++;
@@ -188,6 +198,8 @@ static const struct kpb_hit kpb_hit_items[] = {
 	{ "sim_bcond", kpb_sim_bcond, kpb_sim_bcond_at, KPB_PRE },
 	{ "step_add", kpb_step_add, kpb_step_add_at, KPB_PRE },
 	{ "step_add_post", kpb_step_add, kpb_step_add_at, KPB_PRE_POST },
+	{ "copy_ldr", kpb_copy_ldr, kpb_copy_ldr_at, KPB_PRE },
+	{ "body_kernel", kpb_kernel_body, (const char *)jiffies_to_usecs + 8, KPB_PRE },
 	{ "kret_mod", kpb_c_entry, kpb_c_entry, KPB_KRETPROBE },
 	{ "kret_kernel", kpb_kernel_entry, jiffies_to_msecs, KPB_KRETPROBE },
 };
