@@ -109,8 +109,9 @@ static bool page_within(struct kprobe_insn_page *page, unsigned long lo,
 }
 
 /*
- * A free slot of @c in a page inside [@lo, @hi); a new page comes from
- * @alloc_within when @near, from the cache's own allocator otherwise.
+ * A free slot of @c; with @near, in a page inside [@lo, @hi), a new one
+ * from arch_kprobe_alloc_insn_page_within(); otherwise anywhere, a new
+ * page from the cache's own allocator.
  */
 static kprobe_opcode_t *take_slot(struct kprobe_insn_cache *c, bool near,
 				  unsigned long lo, unsigned long hi)
