@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # cross-guest.sh ARCH [demo]: build the kernel of another architecture
-# (arm64, riscv64, arm; arm64-kasan: arm64 with generic KASAN) with our
+# (arm64, riscv64, arm; arm64-kasan: arm64 with generic KASAN; arm64-bti:
+# arm64 built with clang and BTI in the kernel, not passing yet) with our
 # kprobes core and the tree's arch code, boot it
 # under QEMU (TCG, 2 vCPUs) and leave its console in
 # .build/console-ARCH.log: /init (guest-progs/kprobes_selftests.c) loads
@@ -21,7 +22,7 @@ mode=${2:-test}
 
 mem=1G smp=2
 case $arch in
-arm64|arm64-kasan)
+arm64|arm64-kasan|arm64-bti)
 	karch=arm64 cross=aarch64-linux-gnu- image=arch/arm64/boot/Image
 	# QEMU's own pointer authentication algorithm: the architected
 	# QARMA5, computed in software for every paciasp and autiasp, is
@@ -31,7 +32,13 @@ arm64|arm64-kasan)
 	# PREEMPT_DYNAMIC, as distributions boot it for full preemption.
 	cmdline="preempt=full"
 	# arm64-kasan: the same guest with generic KASAN (arm64-kasan.config).
-	[ "$arch" = arm64 ] || frags=("$t/arm64.config" "$t/arm64-kasan.config")
+	[ "$arch" != arm64-kasan ] || frags=("$t/arm64.config" "$t/arm64-kasan.config")
+	# arm64-bti: built with clang (LLVM=1), BTI in the kernel (arm64-bti.config).
+	if [ "$arch" = arm64-bti ]; then
+		frags=("$t/arm64.config" "$t/arm64-bti.config")
+		export LLVM=1
+		kcc=clang
+	fi
 	;;
 arm)
 	karch=arm cross=arm-linux-gnueabihf- image=arch/arm/boot/zImage
@@ -60,14 +67,14 @@ if [ "$mode" != run ]; then
 	[ -n "${frags+set}" ] || frags=("$t/$arch.config")
 	"$t/config.sh" "$build/src" "$obj" "$t/arch-common.config" "${frags[@]}"
 	echo "  KERNEL  $arch (our core; arm64: our arch code too)"
-	make -s -C "$build/src" O="$obj" CC="ccache ${cross}gcc" -j"${JOBS:-$(( $(nproc) + 1 ))}" "${image##*/}" modules
+	make -s -C "$build/src" O="$obj" CC="ccache ${kcc:-${cross}gcc}" -j"${JOBS:-$(( $(nproc) + 1 ))}" "${image##*/}" modules
 	# The tree's own KUnit suite, as on x86-64 (upstream-kunit.sh), built for
 	# this arch in a directory of its own.
 	"$t/upstream-kunit.sh"
 	uk=$build/upstream-kunit-$arch
 	mkdir -p "$uk"
 	rsync -c "$build/upstream-kunit/test_kprobes_upstream.c" "$build/upstream-kunit/Kbuild" "$uk/"
-	make -s -C "$build/src" O="$obj" CC="ccache ${cross}gcc" -j"${JOBS:-$(( $(nproc) + 1 ))}" M="$uk" modules
+	make -s -C "$build/src" O="$obj" CC="ccache ${kcc:-${cross}gcc}" -j"${JOBS:-$(( $(nproc) + 1 ))}" M="$uk" modules
 	# The selftests' modules (modules/kprobe_callee.c and kprobe_deferred.c,
 	# the ones of modules/ that every architecture builds), likewise.
 	cm=$build/cross-modules-$arch
@@ -75,7 +82,7 @@ if [ "$mode" != run ]; then
 	rsync -c "$t"/modules/kprobe_callee.c "$t"/modules/kprobe_deferred.c "$cm/"
 	echo "obj-m += kprobe_callee.o kprobe_deferred.o" > "$cm/Kbuild.new"
 	cmp -s "$cm/Kbuild.new" "$cm/Kbuild" 2>/dev/null && rm "$cm/Kbuild.new" || mv "$cm/Kbuild.new" "$cm/Kbuild"
-	make -s -C "$build/src" O="$obj" CC="ccache ${cross}gcc" -j"${JOBS:-$(( $(nproc) + 1 ))}" M="$cm" modules
+	make -s -C "$build/src" O="$obj" CC="ccache ${kcc:-${cross}gcc}" -j"${JOBS:-$(( $(nproc) + 1 ))}" M="$cm" modules
 
 	root=$build/initramfs-$arch
 	rm -rf "$root"
