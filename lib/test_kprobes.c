@@ -6031,46 +6031,63 @@ static void test_arm64_batch(struct kunit *test)
 /* ---- arm64: probes at function entries, on ftrace --------------------------- */
 
 /*
- * Traced C functions: each has an ftrace site, a BL one or two
- * instructions in, where a probe at its symbol goes. lib/ is built
- * without the function tracer's flags, so these two ask for the patch
- * area themselves, as CC_FLAGS_FTRACE would (arch/arm64/Makefile), and
- * the alignment the ops pointer before them needs. Called
- * through pointers hidden from the optimizer, so that the compiler makes
- * no copy of them with constant arguments.
+ * Traced functions: each has an ftrace patch site laid out as the
+ * compiler lays one out under CC_FLAGS_FTRACE (which lib/ is built
+ * without): with DYNAMIC_FTRACE_WITH_CALL_OPS, two NOPs for the ops
+ * pointer before the symbol, 8-byte aligned; "bti c" at the symbol on
+ * BTI kernels (kpt64_call_saving() calls them with BLR); then the two
+ * NOPs ftrace makes "mov x9, lr" and the BL. The __patchable_function_entries
+ * entry is what the compiler records: the first of the four NOPs with
+ * CALL_OPS, the first after "bti c" without. Written in asm, not with
+ * the patchable_function_entry attribute, because the compiler need not
+ * keep a function's alignment: clang 14 built one of them 4-byte
+ * aligned despite __aligned(8), and the module loader BUG()ed patching
+ * the site ftrace_call_adjust() refused as misaligned. Called directly:
+ * the compiler sees no body to copy with constant arguments.
  */
 #ifdef CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS
-#define KPT64_TRACED __attribute__((patchable_function_entry(4, 2)))
+#define KPT64_OPS_NOPS		"	nop\n	nop\n"
+#define KPT64_PFE_ENTRY		"8881b"
 #else
-#define KPT64_TRACED __attribute__((patchable_function_entry(2)))
+#define KPT64_OPS_NOPS		""
+#define KPT64_PFE_ENTRY		"8882b"
 #endif
+#ifdef CONFIG_ARM64_BTI_KERNEL
+#define KPT64_BTI_C		"	bti	c\n"
+#else
+#define KPT64_BTI_C		""
+#endif
+#define KPT64_TRACED_FUNC(name) ".globl " #name "\n.type " #name ", %function\n" \
+	".balign 8\n8881:\n" KPT64_OPS_NOPS #name ":\n" KPT64_BTI_C		\
+	"8882:	nop\n	nop\n"							\
+	".pushsection __patchable_function_entries, \"aw\"\n"			\
+	".balign 8\n.quad " KPT64_PFE_ENTRY "\n.popsection\n"
 
-static noinline __aligned(8) KPT64_TRACED
-u64 kpt64_traced8(u64 a, u64 b, u64 c, u64 d, u64 e, u64 f, u64 g, u64 h)
-{
-	return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f + 7 * g + 8 * h;
-}
-
-static noinline __aligned(8) KPT64_TRACED u64 kpt64_traced1(u64 a)
-{
-	return a + 1;
-}
-
-static u64 a64_traced8(u64 a, u64 b, u64 c, u64 d, u64 e, u64 f, u64 g, u64 h)
-{
-	u64 (*fn)(u64, u64, u64, u64, u64, u64, u64, u64) = kpt64_traced8;
-
-	OPTIMIZER_HIDE_VAR(fn);
-	return fn(a, b, c, d, e, f, g, h);
-}
-
-static u64 a64_traced1(u64 a)
-{
-	u64 (*fn)(u64) = kpt64_traced1;
-
-	OPTIMIZER_HIDE_VAR(fn);
-	return fn(a);
-}
+/* u64 kpt64_traced8(a, b, c, d, e, f, g, h): a + 2b + 3c + ... + 8h */
+asm(".pushsection .text, \"ax\"\n"
+	KPT64_TRACED_FUNC(kpt64_traced8)
+	"	add	x0, x0, x1, lsl #1\n"
+	"	add	x0, x0, x3, lsl #2\n"
+	"	add	x0, x0, x7, lsl #3\n"
+	"	add	x2, x2, x2, lsl #1\n"
+	"	add	x0, x0, x2\n"
+	"	add	x4, x4, x4, lsl #2\n"
+	"	add	x0, x0, x4\n"
+	"	add	x5, x5, x5, lsl #1\n"
+	"	add	x0, x0, x5, lsl #1\n"
+	"	lsl	x9, x6, #3\n"
+	"	sub	x9, x9, x6\n"
+	"	add	x0, x0, x9\n"
+	"	ret\n"
+	KPT64_END(kpt64_traced8)
+	/* u64 kpt64_traced1(u64 a): a + 1 */
+	KPT64_TRACED_FUNC(kpt64_traced1)
+	"	add	x0, x0, #1\n"
+	"	ret\n"
+	KPT64_END(kpt64_traced1)
+	".popsection\n");
+asmlinkage u64 kpt64_traced8(u64 a, u64 b, u64 c, u64 d, u64 e, u64 f, u64 g, u64 h);
+asmlinkage u64 kpt64_traced1(u64 a);
 
 /*
  * u64 kpt64_call_saving(u64 (*fn)(u64), u64 arg): call fn(arg) with
@@ -6179,7 +6196,7 @@ static void test_arm64_ftrace_entry_regs(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, (void *)probe_at((void *)entry), (void *)&kp);
 	KUNIT_EXPECT_NULL(test, probe_at((void *)site));
 	traps = brk_traps();
-	KUNIT_EXPECT_EQ(test, a64_traced8(1, 2, 3, 4, 5, 6, 7, 8), 204ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_traced8(1, 2, 3, 4, 5, 6, 7, 8), 204ULL);
 	KUNIT_EXPECT_EQ(test, brk_traps() - traps, 0UL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
 	for (i = 0; i < 8; i++)
@@ -6204,7 +6221,7 @@ static void test_arm64_ftrace_entry_regs(struct kunit *test)
 	EXPECT_REFUSED(test, -EINVAL, &at_site);
 	init_probe(&at_site, (void *)site, NULL, 0, count_pre2, NULL);
 	EXPECT_REFUSED(test, -EINVAL, &at_site);
-	KUNIT_EXPECT_EQ(test, a64_traced8(1, 1, 1, 1, 1, 1, 1, 1), 36ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_traced8(1, 1, 1, 1, 1, 1, 1, 1), 36ULL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 0);
 	unregister_kprobe(&kp);
@@ -6287,13 +6304,13 @@ static void test_arm64_ftrace_entry_redirect_and_post(struct kunit *test)
 	struct kprobe kp;
 
 	a64_probe_entry(test, &kp, a64_entry_return_77, NULL);
-	KUNIT_EXPECT_EQ(test, a64_traced1(1), 77ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_traced1(1), 77ULL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
 	unregister_kprobe(&kp);
-	KUNIT_EXPECT_EQ(test, a64_traced1(1), 2ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_traced1(1), 2ULL);
 
 	a64_probe_entry(test, &kp, count_pre, a64_entry_post);
-	KUNIT_EXPECT_EQ(test, a64_traced1(1), 6ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_traced1(1), 6ULL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
 	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
 	KUNIT_EXPECT_EQ(test, a64_post_pc, (unsigned long)kp.addr + AARCH64_INSN_SIZE);
@@ -6316,14 +6333,14 @@ static void test_arm64_ftrace_entry_kretprobe(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, (void *)rp.kp.addr, (void *)kp.addr);
 	traps = brk_traps();
 	for (i = 1; i <= 3; i++)
-		KUNIT_EXPECT_EQ(test, a64_traced1(10 * i), 10ULL * i + 1);
+		KUNIT_EXPECT_EQ(test, kpt64_traced1(10 * i), 10ULL * i + 1);
 	KUNIT_EXPECT_EQ(test, brk_traps() - traps, 0UL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 3);
 	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 3);
 	KUNIT_EXPECT_EQ(test, last_retval, 31UL);
 	unregister_kretprobe(&rp);
 	unregister_kprobe(&kp);
-	KUNIT_EXPECT_EQ(test, a64_traced1(1), 2ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_traced1(1), 2ULL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 3);
 #else
 	kunit_skip(test, "no kretprobes");
