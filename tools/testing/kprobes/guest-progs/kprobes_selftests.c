@@ -52,9 +52,9 @@ static unsigned long entry_off;
 
 /*
  * Where such a probe changes the text: entry_off, but on arm64 the BL to
- * ftrace after "mov x9, lr" that an entry probe rides (one instruction
- * in: this guest's kernel is built without BTI, whose "bti c" would put
- * it two in).
+ * ftrace after "mov x9, lr" that an entry probe rides: one instruction
+ * in, two on a kernel built with BTI, whose "bti c" comes first
+ * (callee_load() sees which).
  */
 static unsigned long entry_text_off;
 
@@ -597,6 +597,14 @@ static int t_refuse(const char *def)
 #define CALLEE_PRE "<kprobe_callee_fn> pre_handler"
 #define CALLEE_POST "<kprobe_callee_fn> post_handler"
 
+/* kprobe_callee_fn's instruction word at its probe now; 0 when unreadable. */
+static unsigned long callee_text(void)
+{
+	char *s = slurp(CALLEE_PARAM "text");
+
+	return s ? strtoul(s, NULL, 16) : 0;
+}
+
 /*
  * Load kprobe_callee, its 'text' reading where a probe on
  * kprobe_callee_fn+0 changes the text: 1 when loaded.
@@ -606,7 +614,18 @@ static int callee_load(void)
 	char params[32];
 
 	snprintf(params, sizeof(params), "at=%lu", entry_text_off);
-	return !insmod("kprobe_callee", params);
+	if (insmod("kprobe_callee", params))
+		return 0;
+#ifdef __aarch64__
+	/* On ftrace, past a "bti c" at the symbol: one instruction further. */
+	if (entry_text_off != entry_off && !put(CALLEE_PARAM "at", "0", 0)) {
+		unsigned long at = entry_text_off + (callee_text() == 0xd503245f ? 4 : 0);
+
+		snprintf(params, sizeof(params), "%lu", at);
+		put(CALLEE_PARAM "at", params, 0);
+	}
+#endif
+	return 1;
 }
 
 /* Run kprobe_callee_fn() @n times: 1 when every result was right. */
@@ -630,14 +649,6 @@ static unsigned long callee_addr(void)
 		    !strcmp(name, "kprobe_callee_fn"))
 			return a;
 	return 0;
-}
-
-/* kprobe_callee_fn's instruction word at its probe now; 0 when unreadable. */
-static unsigned long callee_text(void)
-{
-	char *s = slurp(CALLEE_PARAM "text");
-
-	return s ? strtoul(s, NULL, 16) : 0;
 }
 
 /* Is the probe on kprobe_callee_fn an ftrace site (x86-64)? */
