@@ -5831,6 +5831,35 @@ static void test_arm64_redirect(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 0);
 }
 
+/*
+ * A probe on a landing pad that a blr reaches: the BRK runs with the
+ * blr's BTYPE (a BRK is compatible with any), and on a BTI kernel the
+ * module's text is guarded, so the CPU raises a Branch Target exception
+ * if that BTYPE is still in pstate where the hit resumes: the slot, the
+ * instruction after the pad, or where a pre_handler sent it (here the
+ * caller's ldp, which is no landing pad). Stepped, boosted, redirected.
+ */
+static void test_arm64_landing_pad_after_blr(struct kunit *test)
+{
+	struct kprobe kp;
+
+	a64_arm(test, &kp, kpt64_blr_to);
+	KUNIT_EXPECT_EQ(test, kpt64_blr(41), 42ULL);
+	a64_check(test, &kp, 1, A64_STEPPED, kpt64_blr_to + 1);
+
+	a64_arm_pre_only(test, &kp, kpt64_blr_to);
+	KUNIT_EXPECT_EQ(test, kpt64_blr(41), 42ULL);
+	a64_check_pre_only(test, &kp, 1, A64_BOOSTED);
+
+	reset_counts();
+	init_probe(&kp, kpt64_blr_to, NULL, 0, a64_redirect_pre, count_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, kpt64_blr(41), 77ULL);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 0);
+}
+
 /* The interrupted context's pstate and irq state, as the pre (0) and post (1) handlers saw them. */
 static unsigned long a64_irq_pstate[2];
 static bool a64_irq_on[2];
@@ -6504,6 +6533,7 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_arm64_jump_label_site),
 	KUNIT_CASE(test_arm64_own_asm_refused),
 	KUNIT_CASE(test_arm64_redirect),
+	KUNIT_CASE(test_arm64_landing_pad_after_blr),
 	KUNIT_CASE(test_arm64_irq_state),
 	KUNIT_CASE(test_arm64_nested_hit),
 	KUNIT_CASE(test_arm64_kretprobe_pac),
