@@ -9,8 +9,9 @@
 #                  ends with 'N passed, N failed'
 #   make test-main, make test-alt   one configuration only
 #   make test ARCH=arm64 (or riscv64, arm), make test-arm64   one architecture
-#   make test-arm64-kasan   the arm64 guest with generic KASAN, the one
-#                  make test boots
+#   make test-arm64-bti-kasan   the arm64 guest make test boots: built
+#                  with clang, BTI in the kernel, generic KASAN
+#   make test-arm64-kasan, make test-arm64-bti   one of the two only
 #   make shell     build, boot to a shell in the guest
 #   make storm     many kprobes clients at once for STORM_SECS (60) seconds
 #                  on the main configuration, then a kmemleak scan
@@ -46,7 +47,8 @@ FRAGMENTS ?= $(T)/kprobes.config $(T)/debug.config
 MAIN_APPEND := preempt=full
 
 .PHONY: all deps tree kernel initramfs test demo shell patches check clean distclean \
-	test-alt test-main alt-kernel bench bench-arm64 storm patches-check docs kunit test-arm64 test-riscv64 test-arm test-arm64-kasan cross coverage
+	test-alt test-main alt-kernel bench bench-arm64 storm patches-check docs kunit test-arm64 test-riscv64 test-arm test-arm64-kasan test-arm64-bti \
+	test-arm64-bti-kasan cross coverage
 
 # A second configuration: PREEMPT, no modules, no function tracer (so no
 # kprobes on ftrace), the KUnit suite built in.
@@ -75,11 +77,13 @@ initramfs: kernel
 # The other architectures booted in QEMU: the tree's arch code on our
 # core. 'make test ARCH=arm64' (or riscv64, arm) tests that one alone.
 CROSS_ARCHES := arm64 riscv64 arm
-# make test boots arm64 with generic KASAN on top of the distribution-like
-# configuration (arm64-kasan): one arm64 kernel, not two, is what a cold
-# make test has time to build; plain arm64 is make test-arm64's and the
-# bench's.
-TEST_CROSS := arm64-kasan riscv64 arm
+# make test boots arm64 built with clang, with BTI in the kernel (which
+# 6.12 builds only with clang) and generic KASAN on top of the
+# distribution-like configuration (arm64-bti-kasan): one arm64 kernel, not
+# two, is what a cold make test has time to build; arm64 built with gcc
+# is make test-arm64's and the bench's.
+ARM64_VARIANTS := arm64-kasan arm64-bti arm64-bti-kasan
+TEST_CROSS := arm64-bti-kasan riscv64 arm
 CROSS_LOGS = $(foreach a,$(TEST_CROSS),$(BUILD)/console-$(a).log:$(a))
 
 ifneq ($(filter $(ARCH),$(CROSS_ARCHES)),)
@@ -114,7 +118,7 @@ test: initramfs alt-kernel
 		$(ALT_LOGS) $(CROSS_LOGS)
 endif
 
-$(addprefix test-,$(CROSS_ARCHES) arm64-kasan): test-%: tree
+$(addprefix test-,$(CROSS_ARCHES) $(ARM64_VARIANTS)): test-%: tree
 	@$(T)/cross-guest.sh $*
 	@python3 $(T)/ktap-summary.py $(BUILD)/console-$*.log:$*
 

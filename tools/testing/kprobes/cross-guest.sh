@@ -3,7 +3,7 @@
 #
 # cross-guest.sh ARCH [demo]: build the kernel of another architecture
 # (arm64, riscv64, arm; arm64-kasan: arm64 with generic KASAN; arm64-bti:
-# arm64 built with clang and BTI in the kernel, not passing yet) with our
+# arm64 built with clang and BTI in the kernel; arm64-bti-kasan: both) with our
 # kprobes core and the tree's arch code, boot it
 # under QEMU (TCG, 2 vCPUs) and leave its console in
 # .build/console-ARCH.log: /init (guest-progs/kprobes_selftests.c) loads
@@ -22,7 +22,7 @@ mode=${2:-test}
 
 mem=1G smp=2
 case $arch in
-arm64|arm64-kasan|arm64-bti)
+arm64|arm64-kasan|arm64-bti|arm64-bti-kasan)
 	karch=arm64 cross=aarch64-linux-gnu- image=arch/arm64/boot/Image
 	# QEMU's own pointer authentication algorithm: the architected
 	# QARMA5, computed in software for every paciasp and autiasp, is
@@ -31,14 +31,14 @@ arm64|arm64-kasan|arm64-bti)
 	console=ttyAMA0
 	# PREEMPT_DYNAMIC, as distributions boot it for full preemption.
 	cmdline="preempt=full"
-	# arm64-kasan: the same guest with generic KASAN (arm64-kasan.config).
-	[ "$arch" != arm64-kasan ] || frags=("$t/arm64.config" "$t/arm64-kasan.config")
-	# arm64-bti: built with clang (LLVM=1), BTI in the kernel (arm64-bti.config).
-	if [ "$arch" = arm64-bti ]; then
-		frags=("$t/arm64.config" "$t/arm64-bti.config")
-		export LLVM=1
-		kcc=clang
-	fi
+	# Variants of the same guest: -bti built with clang (LLVM=1) and BTI
+	# in the kernel (arm64-bti.config), -kasan with generic KASAN
+	# (arm64-kasan.config).
+	frags=("$t/arm64.config")
+	case $arch in
+	*-bti*)	frags+=("$t/arm64-bti.config"); export LLVM=1; kcc=clang ;;
+	esac
+	[[ $arch != *-kasan ]] || frags+=("$t/arm64-kasan.config")
 	;;
 arm)
 	karch=arm cross=arm-linux-gnueabihf- image=arch/arm/boot/zImage
@@ -56,7 +56,7 @@ riscv64)
 	console=ttyS0
 	;;
 *)
-	echo "cross-guest: no guest for $arch (arm64, arm64-kasan, riscv64, arm)" >&2
+	echo "cross-guest: no guest for $arch (arm64[-bti][-kasan], riscv64, arm)" >&2
 	exit 1
 	;;
 esac

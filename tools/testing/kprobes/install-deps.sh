@@ -12,7 +12,7 @@ pkgs="linux-source-6.12 qemu-system-x86 gcc make flex bison bc libelf-dev
       dwarves sparse git perl gzip libc6-dev gnuplot-nox python3-ply python3-git
       gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
       gcc-riscv64-linux-gnu libc6-dev-riscv64-cross qemu-system-misc opensbi
-      gcc-arm-linux-gnueabihf libc6-dev-armhf-cross"
+      gcc-arm-linux-gnueabihf libc6-dev-armhf-cross clang lld llvm"
 fi
 missing=""
 for p in $pkgs; do
