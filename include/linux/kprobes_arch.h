@@ -640,6 +640,9 @@ static inline kprobe_opcode_t *get_optinsn_slot(void)
 	return __get_insn_slot(&kprobe_optinsn_slots);
 }
 
+/* As kprobe_get_insn_slot_within(), for a detour. */
+kprobe_opcode_t *kprobe_get_optinsn_slot_within(unsigned long lo, unsigned long hi);
+
 static inline void free_optinsn_slot(kprobe_opcode_t *slot, int dirty)
 {
 	__free_insn_slot(&kprobe_optinsn_slots, slot, dirty);

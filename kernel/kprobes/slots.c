@@ -370,6 +370,22 @@ void __weak free_optinsn_page(void *page)
 DEFINE_SLOT_CACHE(kprobe_optinsn_slots, KPROBE_OPTINSN_PAGE_SYM,
 		  0, alloc_optinsn_page, free_optinsn_page);
 
+/**
+ * kprobe_get_optinsn_slot_within() - a detour slot inside an address range
+ * @lo: lowest address the slot's page may start at
+ * @hi: the address its page must end at or before
+ *
+ * For a detour reached from its probe, and leaving back to it, by jumps
+ * of short reach (arm64's B: 128 MiB). As kprobe_get_insn_slot_within(),
+ * from kprobe_optinsn_slots. Freed with free_optinsn_slot().
+ *
+ * Return: the slot, or NULL when no page in the range can be had.
+ */
+kprobe_opcode_t *kprobe_get_optinsn_slot_within(unsigned long lo, unsigned long hi)
+{
+	return take_slot(&kprobe_optinsn_slots, true, lo, hi);
+}
+
 void __init kprobe_optinsn_slots_init(void)
 {
 	kprobe_optinsn_slots.insn_size = KPROBE_OPTINSN_SLOT_SIZE;
