@@ -244,7 +244,8 @@ and [__builtin__optinsn]), for perf.
 kprobe_get_insn_slot_within() hands out a slot whose page lies in an
 address range, for a copy that branches back with a short reach
 (arm64's B: 128 MiB), from the arch's
-arch_kprobe_alloc_insn_page_within() when no page there has room.
+arch_kprobe_alloc_insn_page_within() when no page there has room;
+kprobe_get_optinsn_slot_within() does the same for a detour.
 EOF
 
 add $core/blacklist.c
@@ -544,17 +545,31 @@ EOF
 
 a64=arch/arm64/kernel/probes
 g rm -q $a64/kprobes.c $a64/kprobes_trampoline.S
-# Without the probes at ftrace sites, which the next patch adds.
-mkdir -p "$work/$a64"
-grep -v 'ftrace' "$repo/$a64/Makefile" > "$work/$a64/Makefile"
-python3 - "$repo/arch/arm64/include/asm/kprobes.h" \
-	> "$work/arch/arm64/include/asm/kprobes.h" <<'PY'
+# put_a64_headers BLOCK...: asm/kprobes.h and the Makefile without the
+# parts (KPROBES_ON_FTRACE, OPTPROBES) that later patches add.
+put_a64_headers() {
+	local pat
+	pat=$(IFS='|'; echo "$*")
+	mkdir -p "$work/$a64"
+	python3 - "$repo/$a64/Makefile" "$pat" > "$work/$a64/Makefile" <<'PY'
+import re, sys
+words = {'KPROBES_ON_FTRACE': r'ftrace', 'OPTPROBES': r'optimiz|optprobe'}
+pat = '|'.join(words[b] for b in sys.argv[2].split('|'))
+for line in open(sys.argv[1]).read().splitlines():
+    if not re.search(pat, line):
+        print(line)
+PY
+	python3 - "$repo/arch/arm64/include/asm/kprobes.h" "$pat" \
+		> "$work/arch/arm64/include/asm/kprobes.h" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
-print(re.sub(r'#ifdef CONFIG_KPROBES_ON_FTRACE\n.*?#endif\n\n', '', text,
-             flags=re.S), end='')
+for b in sys.argv[2].split('|'):
+    text = re.sub(r'#ifdef CONFIG_%s\n.*?#endif\n\n' % b, '', text, flags=re.S)
+print(text, end='')
 PY
-g add -f $a64/Makefile arch/arm64/include/asm/kprobes.h
+	g add -f $a64/Makefile arch/arm64/include/asm/kprobes.h
+}
+put_a64_headers KPROBES_ON_FTRACE OPTPROBES
 add $a64/breakpoint.c $a64/arming.c $a64/kretprobe.c $a64/kretprobe_trampoline.S
 commit "arm64: kprobes: a breakpoint path of our own, batched arming" <<'EOF'
 Replace arm64's kprobes.c and kprobes_trampoline.S with code written
@@ -603,7 +618,7 @@ address and for every refused instruction, -ENOMEM.
 EOF
 
 add $a64/ftrace_entry.c $a64/ftrace_stub.S
-put arch/arm64/include/asm/kprobes.h $a64/Makefile
+put_a64_headers OPTPROBES
 commit "arm64: kprobes: probes at ftrace sites" <<'EOF'
 A traced arm64 function starts with "mov x9, lr; bl ftrace_caller"
 (after BTI C with BTI). Serve a probe at the function's symbol (+0) by
@@ -634,6 +649,53 @@ kprobes.rst says so.
 
 Nothing builds this until the arch's Kconfig selects
 HAVE_KPROBES_ON_FTRACE, later in the series.
+EOF
+
+add $a64/optimize.c $a64/optprobe.S
+put arch/arm64/include/asm/kprobes.h $a64/Makefile
+commit "arm64: kprobes: optimized probes, a B to a detour" <<'EOF'
+A copied instruction's hit costs one exception when boosted, two when
+stepped. Reach such a probe, when no post_handler needs the trap after
+the instruction, by a B to a detour instead of the BRK: no exception.
+The arm64 optprobes posted from 2021 to 2025 were not merged; each
+objection raised in their review is answered here:
+
+- Reach under KASLR: the detour is a slot of a page taken within the
+  B's 128 MiB of the probe (kprobe_get_optinsn_slot_within()), for
+  the kernel and for modules, wherever KASLR put them. A probe with no
+  page in reach stays a breakpoint, and the query file says why.
+- PSTATE: the handlers' pt_regs holds NZCV, DAIF and EL1h as the
+  probed code has them; NZCV and the registers are restored from it.
+  A redirecting pre_handler's hit leaves through a BRK, whose
+  exception saves every PSTATE field, and an ERET that restores them
+  with the handler's registers, pc and sp. Landing pads (BTI, PACIASP,
+  PACIBSP) are never replaced: an indirect branch arriving at a B
+  would fault under BTI. BTYPE is 0 after the two direct branches in
+  and out.
+- PC-relative instructions are not run as they are: the detour does
+  what they do at the probe's address. ADR and ADRP load their result
+  from a literal, LDR/LDRSW (literal) load from the literal's address,
+  B and BL go to the target (BL setting x30 to the instruction after
+  the probe first, so the callee returns to the probed code), B.cond,
+  CBZ/CBNZ and TBZ/TBNZ test the opposite condition over a B to the
+  target. BLR, whose callee would return into the detour, and b.al
+  stay on their one-BRK path.
+- Patching: the B replaces the BRK and the BRK the B without
+  stop_machine() (both may change under a running CPU), one IPI round
+  a batch, after one that makes the freshly written detours visible.
+- TTBR0 PAN: an exception entry switches user access off; the detour
+  does not, so nothing is optimized under it.
+
+The detour saves x16, x17, x29 and x30, loads its site and the common
+code's address from literals and calls it (BLR: the common code may be
+out of a BL's reach); kprobe_optprobe_common saves the rest as a
+pt_regs with a frame record naming the probed instruction, and
+kprobe_optprobe_hit() runs the handlers with preemption disabled and
+interrupts as the probed code had them. The detour then runs its copy
+of the instruction and branches back.
+
+Nothing builds this until the arch's Kconfig selects HAVE_OPTPROBES,
+at the end of the series.
 EOF
 
 # ---- samples, tests, documentation ----------------------------------------

@@ -12,6 +12,7 @@
 #ifdef CONFIG_KPROBES
 #include <linux/percpu.h>
 #include <linux/ptrace.h>
+#include <linux/sizes.h>
 #include <linux/types.h>
 #include <asm/probes.h>	/* kprobe_opcode_t, struct arch_specific_insn */
 
@@ -62,6 +63,18 @@ struct kprobe_ctlblk {
 int kprobe_fault_handler(struct pt_regs *regs, unsigned int esr);
 
 /*
+ * Does a B at @from reach @to? Its offset is a signed 26-bit count of
+ * words: 128 MiB back, 128 MiB - 4 forward.
+ */
+static __always_inline bool kprobe_b_reaches(unsigned long from, unsigned long to)
+{
+	return to - from + SZ_128M < 2 * SZ_128M;
+}
+
+/* Queue a write of the probed text (arming.c); text_mutex held. */
+void kprobe_queue_text_write(kprobe_opcode_t *addr, u32 insn, u32 old);
+
+/*
  * For the pt_regs kprobes builds without an exception (an entry on
  * ftrace, a return through the trampoline): the fields an EL1
  * exception's entry sets beyond the registers, which in_syscall() and
@@ -94,6 +107,37 @@ void kprobe_ftrace_hit(unsigned long ip, unsigned long parent_ip,
 unsigned long arch_kprobe_ftrace_ip(unsigned long addr);
 struct kprobe *arch_kprobe_ftrace_site(unsigned long ip);
 #define arch_kprobe_ftrace_ip arch_kprobe_ftrace_ip
+#endif
+
+#ifdef CONFIG_OPTPROBES
+/*
+ * An optimized site's B covers the probed instruction only. Its detour
+ * (optimize.c, optprobe.S) is a slot of KPROBE_OPTINSN_SLOT_SIZE words
+ * within the B's reach of the site.
+ */
+#define MAX_OPTIMIZED_LENGTH		AARCH64_INSN_SIZE
+#define KPROBE_OPTINSN_SLOT_SIZE	20
+
+/**
+ * struct arch_optimized_insn - an optimized site's detour
+ * @insn: the detour's slot, or NULL
+ * @size: bytes the B covers (MAX_OPTIMIZED_LENGTH) once a detour is
+ *	taken, or laid out for the query file; 0 otherwise
+ * @written: the detour is written (when the site is first optimized)
+ */
+struct arch_optimized_insn {
+	kprobe_opcode_t *insn;
+	unsigned int size;
+	bool written;
+};
+
+struct optimized_kprobe;
+/* Queue the B to a detour over an armed probe's BRK (arming.c). */
+void kprobe_queue_detour_jump(kprobe_opcode_t *addr, u32 b);
+/* Called by kprobe_optprobe_common (optprobe.S). */
+int kprobe_optprobe_hit(struct optimized_kprobe *op, struct pt_regs *regs);
+/* A redirecting hit's BRK in kprobe_optprobe_common (breakpoint.c). */
+int kprobe_optprobe_redirect(struct pt_regs *regs);
 #endif
 
 #ifdef CONFIG_KRETPROBES

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * arm64 kprobes: writing breakpoints, a batch at a time.
+ * arm64 kprobes: writing breakpoints, and the optimizer's jumps, a batch
+ * at a time.
  *
  * The architecture allows an instruction to change while another CPU
  * may be executing it only when both the old and the new instruction
@@ -8,7 +9,8 @@
  * modification and execution of instructions"); otherwise what that CPU
  * executes is CONSTRAINED UNPREDICTABLE. So a BRK replaces, or gives
  * back, any other instruction only while every other CPU waits in
- * stop_machine().
+ * stop_machine(); the optimizer's B replaces a BRK, and a BRK the B,
+ * under running CPUs.
  *
  * The core calls arch_kprobe_queue_arm() for each site of a registration
  * call and arch_kprobe_queue_apply() once at its end: the writes wait in
@@ -42,6 +44,7 @@ static struct {
 	u32 insn[TEXT_QUEUE_LEN];
 	unsigned int len;
 	bool needs_stop;	/* some write is not safe under a running CPU */
+	bool sync_first;	/* a B to a newly written detour is queued */
 } text_queue;
 
 #if IS_ENABLED(CONFIG_KPROBES_SANITY_TEST)
@@ -67,17 +70,53 @@ static bool may_change_while_running(u32 insn)
  */
 void arch_kprobe_queue_arm(struct kprobe *p, bool arm)
 {
+	kprobe_queue_text_write(p->addr, arm ? BRK64_OPCODE_KPROBES : p->opcode,
+				arm ? p->opcode : BRK64_OPCODE_KPROBES);
+}
+
+/**
+ * kprobe_queue_text_write() - queue writing @insn over @old at @addr
+ * @addr: a probed instruction's address
+ * @insn: what to write
+ * @old: what is there now
+ *
+ * text_mutex held. For the breakpoints and the optimizer's jumps; a
+ * batch with any write that is not safe under a running CPU (both @old
+ * and @insn among the instructions the architecture allows) is applied
+ * under stop_machine().
+ */
+void kprobe_queue_text_write(kprobe_opcode_t *addr, u32 insn, u32 old)
+{
 	unsigned int i;
 
 	lockdep_assert_held(&text_mutex);
 	if (text_queue.len == TEXT_QUEUE_LEN)
 		arch_kprobe_queue_apply();
 	i = text_queue.len++;
-	text_queue.addr[i] = p->addr;
-	text_queue.insn[i] = arm ? BRK64_OPCODE_KPROBES : p->opcode;
-	if (!may_change_while_running(p->opcode))
+	text_queue.addr[i] = addr;
+	text_queue.insn[i] = insn;
+	if (!may_change_while_running(insn) || !may_change_while_running(old))
 		text_queue.needs_stop = true;
 }
+
+#ifdef CONFIG_OPTPROBES
+/**
+ * kprobe_queue_detour_jump() - queue writing a B to a detour at @addr
+ * @addr: an armed probe's address
+ * @b: the B
+ *
+ * text_mutex held. The detour was written and cleaned to the point of
+ * unification when it was built, but a CPU may hold stale instructions
+ * of its slot, used before, until it synchronises its context: the
+ * batch makes every CPU do that before it writes the B (the Arm ARM's
+ * order: the new code first, then the branch to it).
+ */
+void kprobe_queue_detour_jump(kprobe_opcode_t *addr, u32 b)
+{
+	kprobe_queue_text_write(addr, b, BRK64_OPCODE_KPROBES);
+	text_queue.sync_first = true;
+}
+#endif
 
 /**
  * arch_kprobe_queue_apply() - write the queued breakpoints
@@ -97,6 +136,8 @@ void arch_kprobe_queue_apply(void)
 		ret = aarch64_insn_patch_text(text_queue.addr, text_queue.insn,
 					      text_queue.len);
 	} else {
+		if (text_queue.sync_first)
+			kick_all_cpus_sync();
 		for (i = 0; i < text_queue.len && !ret; i++)
 			ret = aarch64_insn_patch_text_nosync(text_queue.addr[i],
 							     text_queue.insn[i]);
@@ -110,4 +151,5 @@ void arch_kprobe_queue_apply(void)
 #endif
 	text_queue.len = 0;
 	text_queue.needs_stop = false;
+	text_queue.sync_first = false;
 }

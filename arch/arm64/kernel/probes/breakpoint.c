@@ -145,15 +145,6 @@ static bool in_exclusive_sequence(kprobe_opcode_t *addr)
 /* ---- slots ---------------------------------------------------------------- */
 
 /*
- * Does a B at @from reach @to? Its offset is a signed 26-bit count of
- * words: 128 MiB back, 128 MiB - 4 forward.
- */
-static __always_inline bool b_reaches(unsigned long from, unsigned long to)
-{
-	return to - from + SZ_128M < 2 * SZ_128M;
-}
-
-/*
  * The boosted half of @p's slot, or NULL when the slot lies out of its
  * B's reach of the instruction after the probe (then only its step's
  * half was written). @p has a slot.
@@ -162,7 +153,7 @@ static __always_inline kprobe_opcode_t *boosted_copy(struct kprobe *p)
 {
 	kprobe_opcode_t *copy = p->ainsn.api.insn + MAX_INSN_SIZE;
 
-	if (!b_reaches((unsigned long)(copy + 1), (unsigned long)(p->addr + 1)))
+	if (!kprobe_b_reaches((unsigned long)(copy + 1), (unsigned long)(p->addr + 1)))
 		return NULL;
 	return copy;
 }
@@ -540,12 +531,19 @@ static notrace void resume_outer_hit(struct kprobe_ctlblk *kcb)
 NOKPROBE_SYMBOL(resume_outer_hit);
 
 /*
- * A BRK #KPROBES_BRK_IMM at @addr that no probe owns. Out of line: its
- * local, whose address is taken, would cost every hit a stack slot.
+ * A BRK #KPROBES_BRK_IMM that no probe owns, at @regs' pc. Out of line:
+ * its local, whose address is taken, would cost every hit a stack slot.
  */
-static noinline notrace int unowned_brk(kprobe_opcode_t *addr)
+static noinline notrace int unowned_brk(struct pt_regs *regs)
 {
+	kprobe_opcode_t *addr = (kprobe_opcode_t *)instruction_pointer(regs);
 	u32 insn;
+
+#ifdef CONFIG_OPTPROBES
+	/* A redirected hit of an optimized site leaves by its own BRK. */
+	if (kprobe_optprobe_redirect(regs) == DBG_HOOK_HANDLED)
+		return DBG_HOOK_HANDLED;
+#endif
 
 	/*
 	 * The probe left after this CPU took its BRK and the text is
@@ -578,7 +576,7 @@ notrace int kprobe_brk_handler(struct pt_regs *regs, unsigned long esr)
 	 * holds it across that call (DAIF is masked: this CPU stays).
 	 */
 	if (unlikely(!p))
-		return unowned_brk((kprobe_opcode_t *)instruction_pointer(regs));
+		return unowned_brk(regs);
 	count_brk_trap();
 	kcb = get_kprobe_ctlblk();
 	if (unlikely(kprobe_running()))
