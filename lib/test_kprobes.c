@@ -5860,6 +5860,332 @@ static void test_arm64_landing_pad_after_blr(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 0);
 }
 
+#ifdef CONFIG_OPTPROBES
+/* ---- arm64: optimized probes ------------------------------------------------ */
+
+/* Is the probe at @addr optimized, with its B in the text? */
+static bool a64_optimized(void *addr)
+{
+	struct kprobe *p = probe_at(addr);
+
+	return p && kprobe_optimized(p) &&
+	       aarch64_insn_is_b(le32_to_cpu(READ_ONCE(*(__le32 *)addr)));
+}
+
+/* What the pre_handler of an optimized hit saw, and whether it ran with IRQs on. */
+static unsigned long a64_opt_x0, a64_opt_pstate;
+static bool a64_opt_irqs_on;
+
+static int a64_opt_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	HANDLER_CHECK(regs->pc == (unsigned long)p->addr);
+	HANDLER_CHECK(kprobe_running() == p);
+	HANDLER_CHECK(!preemptible());
+	HANDLER_CHECK(regs->sp % 16 == 0);
+	WRITE_ONCE(a64_opt_x0, regs->regs[0]);
+	WRITE_ONCE(a64_opt_pstate, regs->pstate);
+	WRITE_ONCE(a64_opt_irqs_on, !irqs_disabled());
+	atomic_inc(&pre_hits);
+	return 0;
+}
+
+/* Register @kp at @at with @pre and wait until the optimizer is done. */
+static void a64_arm_optimized(struct kunit *test, struct kprobe *kp, void *at,
+			      kprobe_pre_handler_t pre)
+{
+	reset_counts();
+	init_probe(kp, at, NULL, 0, pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(kp));
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_TRUE_MSG(test, a64_optimized(at), "%pS", at);
+}
+
+/*
+ * An optimized probe takes no exception; the handler sees pc at the
+ * probe, the arguments, EL1h and the interrupt mask of the probed code.
+ * A post_handler joining takes the B out at once (the hit is stepped
+ * again), and the B comes back when it leaves; so after disabling and
+ * enabling. Unregistering writes the instruction back.
+ */
+static void test_arm64_optimized(struct kunit *test)
+{
+	u32 orig = READ_ONCE(*kpt64_add_probe);
+	unsigned long traps;
+	struct kprobe kp, post;
+	bool off_after;
+
+	a64_arm_optimized(test, &kp, kpt64_add_probe, a64_opt_pre);
+	traps = brk_traps();
+	KUNIT_EXPECT_EQ(test, kpt64_addsub(10), 13ULL);
+	KUNIT_EXPECT_EQ(test, a64_opt_x0, 10UL);
+	KUNIT_EXPECT_EQ(test, a64_opt_pstate & PSR_MODE_MASK, (unsigned long)PSR_MODE_EL1h);
+	/* Interrupts as the probed code has them, unlike in a BRK handler. */
+	KUNIT_EXPECT_TRUE(test, a64_opt_irqs_on);
+	KUNIT_EXPECT_FALSE(test, a64_opt_pstate & PSR_I_BIT);
+	local_irq_disable();
+	KUNIT_EXPECT_EQ(test, kpt64_addsub(1), 4ULL);
+	off_after = irqs_disabled();
+	local_irq_enable();
+	KUNIT_EXPECT_TRUE(test, off_after);
+	KUNIT_EXPECT_FALSE(test, a64_opt_irqs_on);
+	KUNIT_EXPECT_EQ(test, a64_opt_x0, 1UL);
+	KUNIT_EXPECT_EQ(test, brk_traps() - traps, 0UL);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&kp), 2UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
+
+	init_probe(&post, kpt64_add_probe, NULL, 0, NULL, count_post2);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&post));
+	KUNIT_EXPECT_FALSE(test, a64_optimized(kpt64_add_probe));
+	traps = brk_traps();
+	KUNIT_EXPECT_EQ(test, kpt64_addsub(10), 13ULL);
+	KUNIT_EXPECT_EQ(test, brk_traps() - traps, (unsigned long)A64_STEPPED);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post2_hits), 1);
+	unregister_kprobe(&post);
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_TRUE(test, a64_optimized(kpt64_add_probe));
+
+	KUNIT_EXPECT_EQ(test, 0, disable_kprobe(&kp));
+	KUNIT_EXPECT_FALSE(test, a64_optimized(kpt64_add_probe));
+	KUNIT_EXPECT_EQ(test, kpt64_addsub(10), 13ULL);
+	KUNIT_EXPECT_EQ(test, 0, enable_kprobe(&kp));
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_TRUE(test, a64_optimized(kpt64_add_probe));
+	traps = brk_traps();
+	KUNIT_EXPECT_EQ(test, kpt64_addsub(10), 13ULL);
+	KUNIT_EXPECT_EQ(test, brk_traps() - traps, 0UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 4);
+
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(*kpt64_add_probe), orig);
+	KUNIT_EXPECT_EQ(test, kpt64_addsub(10), 13ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 4);
+}
+
+/*
+ * Every copied kind, registered in one batch and optimized by one
+ * optimizer run: no exception, results as unprobed. The flags that mrs
+ * reads went through the detour's C call; the stack accesses run with
+ * sp as the probed code has it, the pt_regs gone from below it.
+ */
+static void test_arm64_optimized_kinds(struct kunit *test)
+{
+	u32 *const at[] = { kpt64_add_probe, kpt64_mrs_probe, kpt64_str_probe,
+			    kpt64_ldr_sp_probe, kpt64_stp_probe, kpt64_ldp_probe,
+			    kpt64_ldadd_probe };
+	int n = ARRAY_SIZE(at) - !cpu_have_named_feature(ATOMICS);
+	struct kprobe kp[ARRAY_SIZE(at)], *kps[ARRAY_SIZE(at)];
+	unsigned long traps;
+	u64 v = 10;
+	int i;
+
+	reset_counts();
+	for (i = 0; i < n; i++) {
+		init_probe(&kp[i], at[i], NULL, 0, count_pre, NULL);
+		kps[i] = &kp[i];
+	}
+	KUNIT_ASSERT_EQ(test, 0, register_kprobes(kps, n));
+	wait_for_kprobe_optimizer();
+	for (i = 0; i < n; i++)
+		KUNIT_EXPECT_TRUE_MSG(test, a64_optimized(at[i]), "%pS", at[i]);
+	traps = brk_traps();
+	KUNIT_EXPECT_EQ(test, kpt64_addsub(10), 13ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_mrs_nzcv(0xa0000000), 0xa0000000ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_mrs_nzcv(0x50000000), 0x50000000ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_stack(20), 41ULL);
+	if (n == ARRAY_SIZE(at)) {
+		KUNIT_EXPECT_EQ(test, kpt64_ldadd(&v), 10ULL);
+		KUNIT_EXPECT_EQ(test, v, 15ULL);
+	}
+	KUNIT_EXPECT_EQ(test, brk_traps() - traps, 0UL);
+	for (i = 0; i < n; i++)
+		KUNIT_EXPECT_EQ_MSG(test, kprobe_hits(&kp[i]), i == 1 ? 2UL : 1UL,
+				    "%pS", at[i]);
+	unregister_kprobes(kps, n);
+	KUNIT_EXPECT_EQ(test, kpt64_stack(20), 41ULL);
+}
+
+/*
+ * The simulated kinds, optimized: the detour does what each does at the
+ * probe (a value loaded, a load from the literal's address, a branch to
+ * the target, the opposite test over it, x30 set first for bl), every
+ * b.cond condition under every NZCV and both ways of every cbz, cbnz,
+ * tbz, tbnz, with no exception. One batch, one optimizer run.
+ */
+static void test_arm64_optimized_relocated(struct kunit *test)
+{
+	static const u64 cb_vals[] = { 0, 1, BIT_ULL(32), 0xffffffffULL, ~0ULL };
+	static const u64 tb_vals[] = { 0, BIT_ULL(3), BIT_ULL(40), BIT_ULL(8), ~0ULL };
+	u32 *const at[] = { kpt64_b_probe, kpt64_bl_probe, kpt64_adr_probe, kpt64_adrp_probe,
+			    kpt64_ldr_x_probe, kpt64_ldr_w_probe, kpt64_ldrsw_probe,
+			    kpt64_br_probe, kpt64_ret_probe, kpt64_ret_x9_probe,
+			    kpt64_cbz_x_probe, kpt64_cbz_w_probe, kpt64_cbnz_x_probe,
+			    kpt64_cbnz_w_probe, kpt64_tbz_lo_probe, kpt64_tbz_hi_probe,
+			    kpt64_tbnz_lo_probe, kpt64_tbnz_hi_probe };
+	enum { NB = 14, N = ARRAY_SIZE(at) + NB };
+	unsigned long page = (unsigned long)&kpt64_adrp_data & ~(SZ_4K - 1UL);
+	unsigned int cc, nzcv, wrong = 0, i, b;
+	struct kprobe *kp, **kps;
+	unsigned long traps;
+
+	kp = kunit_kcalloc(test, N, sizeof(*kp), GFP_KERNEL);
+	kps = kunit_kcalloc(test, N, sizeof(*kps), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, kp);
+	KUNIT_ASSERT_NOT_NULL(test, kps);
+	reset_counts();
+	for (i = 0; i < N; i++) {
+		init_probe(&kp[i], i < ARRAY_SIZE(at) ? at[i] :
+			   kpt64_bcond_probes + 2 * (i - ARRAY_SIZE(at)), NULL, 0, count_pre, NULL);
+		kps[i] = &kp[i];
+	}
+	KUNIT_ASSERT_EQ(test, 0, register_kprobes(kps, N));
+	wait_for_kprobe_optimizer();
+	for (i = 0; i < N; i++)
+		KUNIT_EXPECT_TRUE_MSG(test, a64_optimized(kp[i].addr), "%pS", kp[i].addr);
+
+	traps = brk_traps();
+	KUNIT_EXPECT_EQ(test, kpt64_b(), 2ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_bl(41), 42ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_adr(), (u64)(unsigned long)kpt64_adr);
+	KUNIT_EXPECT_EQ(test, kpt64_adrp(), (u64)page);
+	KUNIT_EXPECT_EQ(test, kpt64_ldr_x(), 0x0123456789abcdefULL);
+	KUNIT_EXPECT_EQ(test, kpt64_ldr_w(), 0x87654321ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_ldrsw(), 0xffffffff89abcdefULL);
+	KUNIT_EXPECT_EQ(test, kpt64_br(), 5ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_ret(), 7ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_ret_x9(), 8ULL);
+	for (i = 0; i < ARRAY_SIZE(cb_vals); i++) {
+		u64 want = 0;
+
+		for (b = 0; b < 4; b++)
+			want |= (u64)!a64_cb_taken(b, cb_vals[i]) << b;
+		KUNIT_EXPECT_EQ_MSG(test, call_kpt64_cb(cb_vals[i]), want, "x %#llx", cb_vals[i]);
+	}
+	for (i = 0; i < ARRAY_SIZE(tb_vals); i++) {
+		u64 want = 0;
+
+		for (b = 0; b < 4; b++)
+			want |= (u64)!a64_tb_taken(b, tb_vals[i]) << b;
+		KUNIT_EXPECT_EQ_MSG(test, call_kpt64_tb(tb_vals[i]), want, "x %#llx", tb_vals[i]);
+	}
+	for (cc = 0; cc < NB; cc++)
+		for (nzcv = 0; nzcv < 16; nzcv++)
+			wrong += kpt64_bcond((u64)nzcv << 28, cc) != a64_cond_holds(cc, nzcv);
+	KUNIT_EXPECT_EQ(test, wrong, 0U);
+	KUNIT_EXPECT_EQ(test, brk_traps() - traps, 0UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits),
+			10 + 4 * (int)ARRAY_SIZE(cb_vals) + 4 * (int)ARRAY_SIZE(tb_vals) + NB * 16);
+	unregister_kprobes(kps, N);
+	KUNIT_EXPECT_EQ(test, kpt64_bl(41), 42ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_adrp(), (u64)page);
+}
+
+/*
+ * Not optimized: landing pads (bti c, reached by a blr or not; paciasp),
+ * where an indirect branch arriving at a B would fault under BTI, and
+ * blr, whose callee would return into the detour; they stay on their
+ * breakpoint paths, results right (the paciasp of kpt64_pac signs x30
+ * with the function's sp).
+ */
+static void test_arm64_optimized_not(struct kunit *test)
+{
+	u32 *const at[] = { kpt64_bti_probe, kpt64_blr_to, kpt64_paciasp_probe, kpt64_blr_probe };
+	struct kprobe kp[ARRAY_SIZE(at)], *kps[ARRAY_SIZE(at)];
+	int i;
+
+	reset_counts();
+	for (i = 0; i < ARRAY_SIZE(at); i++) {
+		init_probe(&kp[i], at[i], NULL, 0, count_pre, NULL);
+		kps[i] = &kp[i];
+	}
+	KUNIT_ASSERT_EQ(test, 0, register_kprobes(kps, ARRAY_SIZE(at)));
+	wait_for_kprobe_optimizer();
+	for (i = 0; i < ARRAY_SIZE(at); i++)
+		KUNIT_EXPECT_FALSE_MSG(test, a64_optimized(at[i]), "%pS", at[i]);
+	KUNIT_EXPECT_EQ(test, kpt64_bti(1), 3ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_blr(41), 42ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_pac(1), 2ULL);
+	/* kpt64_blr passes two of them. */
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 4);
+	unregister_kprobes(kps, ARRAY_SIZE(at));
+}
+
+/* A pre_handler that faults in a kernel access with a fixup. */
+static int a64_faulting_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	u64 v;
+
+	HANDLER_CHECK(copy_from_kernel_nofault(&v, (void *)8, sizeof(v)) == -EFAULT);
+	atomic_inc(&pre_hits);
+	return 0;
+}
+
+/*
+ * In a detour: a redirecting pre_handler (the probed function returns
+ * 77 to its caller at once, leaving through the BRK that restores
+ * PSTATE), and a pre_handler whose access faults and is fixed up.
+ */
+static void test_arm64_optimized_redirect_and_fault(struct kunit *test)
+{
+	struct kprobe kp;
+
+	a64_arm_optimized(test, &kp, kpt64_add_probe, a64_redirect_pre);
+	KUNIT_EXPECT_EQ(test, kpt64_addsub(1), 77ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_addsub(1), 77ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&kp), 2UL);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, kpt64_addsub(1), 4ULL);
+
+	a64_arm_optimized(test, &kp, kpt64_add_probe, a64_faulting_pre);
+	KUNIT_EXPECT_EQ(test, kpt64_addsub(1), 4ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	unregister_kprobe(&kp);
+}
+
+/*
+ * Five rounds while another CPU keeps calling through the site:
+ * optimized; a post_handler joins (the B out) and leaves (back in);
+ * disabled and enabled; unregistered. Every call returns right.
+ */
+static void test_arm64_optimized_under_hits(struct kunit *test)
+{
+	struct task_struct *hammer;
+	struct kprobe kp, post;
+	int i, before, optimized = 0;
+
+	reset_counts();
+	hammer = start_hammer_on(test, a64_addsub32);
+	for (i = 0; i < 5; i++) {
+		init_probe(&kp, kpt64_add_probe, NULL, 0, count_pre_quiet, NULL);
+		KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+		wait_for_kprobe_optimizer();
+		optimized += a64_optimized(kpt64_add_probe);
+		before = atomic_read(&pre_hits);
+		KUNIT_EXPECT_TRUE(test, wait_for_hit(&pre_hits, before));
+
+		init_probe(&post, kpt64_add_probe, NULL, 0, NULL, count_post2);
+		KUNIT_ASSERT_EQ(test, 0, register_kprobe(&post));
+		before = atomic_read(&post2_hits);
+		KUNIT_EXPECT_TRUE(test, wait_for_hit(&post2_hits, before));
+		unregister_kprobe(&post);
+		wait_for_kprobe_optimizer();
+		optimized += a64_optimized(kpt64_add_probe);
+
+		KUNIT_EXPECT_EQ(test, 0, disable_kprobe(&kp));
+		KUNIT_EXPECT_EQ(test, 0, enable_kprobe(&kp));
+		wait_for_kprobe_optimizer();
+		optimized += a64_optimized(kpt64_add_probe);
+		before = atomic_read(&pre_hits);
+		KUNIT_EXPECT_TRUE(test, wait_for_hit(&pre_hits, before));
+		unregister_kprobe(&kp);
+	}
+	stop_hammer(hammer);
+	KUNIT_EXPECT_EQ(test, optimized, 15);
+	KUNIT_EXPECT_EQ(test, atomic_read(&hammer_wrong), 0);
+	KUNIT_EXPECT_NULL(test, probe_at(kpt64_add_probe));
+}
+#endif /* CONFIG_OPTPROBES */
+
 /* The interrupted context's pstate and irq state, as the pre (0) and post (1) handlers saw them. */
 static unsigned long a64_irq_pstate[2];
 static bool a64_irq_on[2];
@@ -6529,6 +6855,14 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_arm64_stepped_hints),
 	KUNIT_CASE(test_arm64_boosted),
 	KUNIT_CASE(test_arm64_boosted_under_hits),
+#ifdef CONFIG_OPTPROBES
+	KUNIT_CASE(test_arm64_optimized),
+	KUNIT_CASE(test_arm64_optimized_kinds),
+	KUNIT_CASE(test_arm64_optimized_relocated),
+	KUNIT_CASE(test_arm64_optimized_not),
+	KUNIT_CASE(test_arm64_optimized_redirect_and_fault),
+	KUNIT_CASE_SLOW(test_arm64_optimized_under_hits),
+#endif
 	KUNIT_CASE(test_arm64_refused),
 	KUNIT_CASE(test_arm64_jump_label_site),
 	KUNIT_CASE(test_arm64_own_asm_refused),
