@@ -23,6 +23,9 @@ HITS = [
     ("step_add_post", "kprobe on add + post_handler"),
     ("copy_ldr", "kprobe on ldr x0, [sp, #8] (body, copied)"),
     ("body_kernel", "kprobe at +8 of jiffies_to_usecs (kernel body)"),
+    ("opt_add", "kprobe on add, after the optimizer ran"),
+    ("opt_ldr", "kprobe on ldr x0, [sp, #8], after the optimizer ran"),
+    ("opt_kernel", "kprobe at +8 of jiffies_to_usecs, after the optimizer ran"),
     ("kret_mod", "kretprobe, C function of the module"),
     ("kret_kernel", "kretprobe, jiffies_to_msecs"),
 ]
