@@ -131,6 +131,13 @@ struct arch_optimized_insn {
 	bool written;
 };
 
+/* optprobe.S: the detour template's start, labels inside it, its end. */
+extern const __le32 kprobe_optprobe_tmpl[], kprobe_optprobe_tmpl_copy[],
+	kprobe_optprobe_tmpl_op[], kprobe_optprobe_tmpl_val[], kprobe_optprobe_tmpl_end[];
+/* optprobe.S: the common part, its redirect BRK, the redirect's ERET. */
+extern const u32 kprobe_optprobe_common[], kprobe_optprobe_redirect_brk[],
+	kprobe_optprobe_redirect_eret[];
+
 struct optimized_kprobe;
 /* Queue the B to a detour over an armed probe's BRK (arming.c). */
 void kprobe_queue_detour_jump(kprobe_opcode_t *addr, u32 b);

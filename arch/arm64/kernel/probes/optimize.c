@@ -68,13 +68,6 @@
 #include <asm/insn.h>
 #include <asm/patching.h>
 
-/* optprobe.S: the template's start, labels inside it, its end. */
-extern const __le32 kprobe_optprobe_tmpl[],
-	kprobe_optprobe_tmpl_copy[], kprobe_optprobe_tmpl_op[],
-	kprobe_optprobe_tmpl_val[], kprobe_optprobe_tmpl_end[];
-extern const u32 kprobe_optprobe_common[], kprobe_optprobe_redirect_brk[],
-	kprobe_optprobe_redirect_eret[];
-
 /* Word offsets into a detour. */
 #define TMPL_AT(label)	((label) - kprobe_optprobe_tmpl)
 
@@ -216,7 +209,35 @@ static int relocate(u32 insn, unsigned long addr, unsigned long at,
 
 	c->len = 0;
 	c->val = 0;
-	if (aarch64_insn_is_adr(insn) || aarch64_insn_is_adrp(insn)) {
+	if (aarch64_insn_is_blr(insn))
+		return kprobe_refuse(-EOPNOTSUPP, "BLR: the callee would return into the detour");
+	/* b.al and b.nv branch always: their opposite is no test. */
+	if (aarch64_insn_is_bcond(insn) && (insn & 0xf) >= 0xe)
+		return kprobe_refuse(-EOPNOTSUPP, "b.al or b.nv");
+	if (aarch64_insn_is_br(insn) || aarch64_insn_is_ret(insn)) {
+		c->insn[c->len++] = insn;	/* they go where the register says */
+		return 0;
+	}
+	if (aarch64_insn_is_b(insn))
+		return copy_b(c, at, addr + aarch64_get_branch_offset(insn));
+	if (aarch64_insn_is_bl(insn)) {
+		/* The callee returns to the probed code, not to the detour. */
+		c->val = next;
+		copy_load_val(c, at, val_at, AARCH64_INSN_REG_LR);
+		return copy_b(c, at, addr + aarch64_get_branch_offset(insn));
+	}
+
+	if (aarch64_insn_is_bcond(insn) || aarch64_insn_is_cbz(insn) ||
+	    aarch64_insn_is_cbnz(insn) || aarch64_insn_is_tbz(insn) ||
+	    aarch64_insn_is_tbnz(insn)) {
+		/* The opposite test, branching over the B to the target. */
+		u32 skip = aarch64_insn_is_bcond(insn) ? insn ^ 1 : insn ^ BIT(24);
+
+		c->insn[c->len++] = aarch64_set_branch_offset(skip, 2 * AARCH64_INSN_SIZE);
+		ret = copy_b(c, at, addr + aarch64_get_branch_offset(insn));
+		if (ret)
+			return ret;
+	} else if (aarch64_insn_is_adr(insn) || aarch64_insn_is_adrp(insn)) {
 		c->val = adr_value(insn, addr);
 		copy_load_val(c, at, val_at, t);
 	} else if (aarch64_insn_is_ldr_lit(insn) || aarch64_insn_is_ldrsw_lit(insn)) {
@@ -230,32 +251,6 @@ static int relocate(u32 insn, unsigned long addr, unsigned long at,
 			c->insn[c->len++] = LDR_X_XN(t, t);
 		else
 			c->insn[c->len++] = LDR_W_XN(t, t);
-	} else if (aarch64_insn_is_b(insn)) {
-		return copy_b(c, at, addr + aarch64_get_branch_offset(insn));
-	} else if (aarch64_insn_is_bl(insn)) {
-		/* The callee returns to the probed code, not to the detour. */
-		c->val = next;
-		copy_load_val(c, at, val_at, AARCH64_INSN_REG_LR);
-		return copy_b(c, at, addr + aarch64_get_branch_offset(insn));
-	} else if (aarch64_insn_is_bcond(insn) || aarch64_insn_is_cbz(insn) ||
-		   aarch64_insn_is_cbnz(insn) || aarch64_insn_is_tbz(insn) ||
-		   aarch64_insn_is_tbnz(insn)) {
-		u32 skip;
-
-		/* b.al and b.nv branch always: their opposite is no test. */
-		if (aarch64_insn_is_bcond(insn) && (insn & 0xf) >= 0xe)
-			return kprobe_refuse(-EOPNOTSUPP, "b.al or b.nv");
-		/* The opposite test, branching over the B to the target. */
-		skip = aarch64_insn_is_bcond(insn) ? insn ^ 1 : insn ^ BIT(24);
-		c->insn[c->len++] = aarch64_set_branch_offset(skip, 2 * AARCH64_INSN_SIZE);
-		ret = copy_b(c, at, addr + aarch64_get_branch_offset(insn));
-		if (ret)
-			return ret;
-	} else if (aarch64_insn_is_blr(insn)) {
-		return kprobe_refuse(-EOPNOTSUPP, "BLR: the callee would return into the detour");
-	} else if (aarch64_insn_is_br(insn) || aarch64_insn_is_ret(insn)) {
-		c->insn[c->len++] = insn;	/* they go where the register says */
-		return 0;
 	} else {
 		c->insn[c->len++] = insn;	/* copied: runs the same anywhere */
 	}
@@ -313,7 +308,8 @@ static int write_detour(struct optimized_kprobe *op)
 	for (i = 0; i < ARRAY_SIZE(image.dword); i++)
 		if (aarch64_insn_write_literal_u64(slot + 2 * i, image.dword[i]))
 			return -EFAULT;
-	caches_clean_inval_pou((unsigned long)slot, (unsigned long)(slot + KPROBE_OPTINSN_SLOT_SIZE));
+	caches_clean_inval_pou((unsigned long)slot,
+			       (unsigned long)(slot + KPROBE_OPTINSN_SLOT_SIZE));
 	op->optinsn.written = true;
 	return 0;
 }
