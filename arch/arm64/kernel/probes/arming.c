@@ -80,10 +80,10 @@ void arch_kprobe_queue_arm(struct kprobe *p, bool arm)
  * @insn: what to write
  * @old: what is there now
  *
- * text_mutex held. For the breakpoints and the optimizer's jumps; a
- * batch with any write that is not safe under a running CPU (both @old
- * and @insn among the instructions the architecture allows) is applied
- * under stop_machine().
+ * text_mutex held. For the breakpoints and the optimizer's jumps. A
+ * write is safe under a running CPU when both @old and @insn are among
+ * the instructions the architecture allows; a batch with any other is
+ * applied under stop_machine().
  */
 void kprobe_queue_text_write(kprobe_opcode_t *addr, u32 insn, u32 old)
 {

@@ -274,8 +274,8 @@ static bool is_landing_pad(u32 insn)
 }
 
 /*
- * Write @op's detour into its slot: the template, the copy of the probed
- * instruction, the B back, the literals. Done when the site is first
+ * Write @op's detour into its slot: the template, what relocate() made
+ * of the probed instruction, the literals. Done when the site is first
  * optimized, not when it is registered: a probe that never is (a
  * post_handler, a short life) costs no writes, and registering stays
  * one breakpoint write a probe. Written a doubleword at a time through
