@@ -563,8 +563,10 @@ PY
 		> "$work/arch/arm64/include/asm/kprobes.h" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
+# A block's #else part (the stubs for the option unset) stays, unguarded.
 for b in sys.argv[2].split('|'):
-    text = re.sub(r'#ifdef CONFIG_%s\n.*?#endif\n\n' % b, '', text, flags=re.S)
+    text = re.sub(r'#ifdef CONFIG_%s\n.*?(?:#else\n(.*?))?#endif\n\n' % b,
+                  lambda m: m.group(1) + '\n' if m.group(1) else '', text, flags=re.S)
 print(text, end='')
 PY
 	g add -f $a64/Makefile arch/arm64/include/asm/kprobes.h

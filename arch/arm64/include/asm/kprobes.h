@@ -144,7 +144,13 @@ void kprobe_queue_detour_jump(kprobe_opcode_t *addr, u32 b);
 /* Called by kprobe_optprobe_common (optprobe.S). */
 int kprobe_optprobe_hit(struct optimized_kprobe *op, struct pt_regs *regs);
 /* A redirecting hit's BRK in kprobe_optprobe_common (breakpoint.c). */
-int kprobe_optprobe_redirect(struct pt_regs *regs);
+bool kprobe_optprobe_redirect(struct pt_regs *regs);
+#else
+/* No optimized probes: no BRK of theirs to finish. */
+static inline bool kprobe_optprobe_redirect(struct pt_regs *regs)
+{
+	return false;
+}
 #endif
 
 #ifdef CONFIG_KRETPROBES

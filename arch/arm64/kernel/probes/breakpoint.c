@@ -539,11 +539,9 @@ static noinline notrace int unowned_brk(struct pt_regs *regs)
 	kprobe_opcode_t *addr = (kprobe_opcode_t *)instruction_pointer(regs);
 	u32 insn;
 
-#ifdef CONFIG_OPTPROBES
 	/* A redirected hit of an optimized site leaves by its own BRK. */
-	if (kprobe_optprobe_redirect(regs) == DBG_HOOK_HANDLED)
+	if (kprobe_optprobe_redirect(regs))
 		return DBG_HOOK_HANDLED;
-#endif
 
 	/*
 	 * The probe left after this CPU took its BRK and the text is

@@ -64,7 +64,7 @@
 #include <asm/cacheflush.h>
 #include <asm/cpufeature.h>
 #include <asm/daifflags.h>
-#include <asm/debug-monitors.h>
+#include <asm/debug-monitors.h>	/* BRK64_OPCODE_KPROBES */
 #include <asm/insn.h>
 #include <asm/patching.h>
 
@@ -132,19 +132,19 @@ NOKPROBE_SYMBOL(kprobe_optprobe_hit);
  * pt_regs and returns to the handlers' pc with the PSTATE stored here:
  * the hardware's at the BRK, BTYPE aside.
  *
- * Return: DBG_HOOK_HANDLED, or DBG_HOOK_ERROR for another BRK.
+ * Return: true when handled, false for another BRK.
  */
-notrace int kprobe_optprobe_redirect(struct pt_regs *regs)
+notrace bool kprobe_optprobe_redirect(struct pt_regs *regs)
 {
 	struct pt_regs *set = (struct pt_regs *)regs->sp;
 
 	if (regs->pc != (unsigned long)kprobe_optprobe_redirect_brk)
-		return DBG_HOOK_ERROR;
+		return false;
 	regs->pstate &= ~PSR_BTYPE_MASK;
 	set->pstate = regs->pstate;
 	regs->pstate |= DAIF_MASK;
 	regs->pc = (unsigned long)kprobe_optprobe_redirect_eret;
-	return DBG_HOOK_HANDLED;
+	return true;
 }
 NOKPROBE_SYMBOL(kprobe_optprobe_redirect);
 

@@ -109,8 +109,8 @@ SYM_FUNC_START(kprobe_optprobe_common)
 	mov	x1, sp
 	mov	x19, x30			/* the call keeps x19 */
 	bl	kprobe_optprobe_hit
+	mov	x16, x0				/* non-zero: redirected */
 	mov	x17, x19
-	cbnz	w0, .Lredirect
 	ldr	x0, [sp, #S_PSTATE]
 	msr	nzcv, x0
 	ldp	x0, x1, [sp, #S_X0]
@@ -127,27 +127,12 @@ SYM_FUNC_START(kprobe_optprobe_common)
 	ldp	x24, x25, [sp, #S_X24]
 	ldp	x26, x27, [sp, #S_X26]
 	ldr	x28, [sp, #S_X28]
-	/* The detour's page is not guarded: any BTYPE may land there. */
+	cbnz	x16, .Lredirect
+	/* The detour restores the other four. Its page is not guarded. */
 	br	x17
 .Lredirect:
-	ldr	x0, [sp, #S_PSTATE]
-	msr	nzcv, x0
-	ldp	x0, x1, [sp, #S_X0]
-	ldp	x2, x3, [sp, #S_X2]
-	ldp	x4, x5, [sp, #S_X4]
-	ldp	x6, x7, [sp, #S_X6]
-	ldp	x8, x9, [sp, #S_X8]
-	ldp	x10, x11, [sp, #S_X10]
-	ldp	x12, x13, [sp, #S_X12]
-	ldp	x14, x15, [sp, #S_X14]
 	ldp	x16, x17, [sp, #S_X16]
-	ldp	x18, x19, [sp, #S_X18]
-	ldp	x20, x21, [sp, #S_X20]
-	ldp	x22, x23, [sp, #S_X22]
-	ldp	x24, x25, [sp, #S_X24]
-	ldp	x26, x27, [sp, #S_X26]
-	ldp	x28, x29, [sp, #S_X28]
-	ldr	x30, [sp, #S_LR]
+	ldp	x29, x30, [sp, #S_FP]
 SYM_INNER_LABEL(kprobe_optprobe_redirect_brk, SYM_L_GLOBAL)
 	brk	#KPROBES_BRK_IMM
 SYM_FUNC_END(kprobe_optprobe_common)
