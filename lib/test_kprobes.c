@@ -2659,6 +2659,36 @@ static void test_optimized(struct kunit *test)
 }
 
 /*
+ * A probe with a post_handler is a lone site, never optimized while it
+ * stays; the first probe without one to join it gives the site its
+ * detour, and the jump goes in when the post_handler leaves.
+ */
+static void test_optimized_after_post_handler(struct kunit *test)
+{
+	struct kprobe post, kp;
+
+	reset_counts();
+	init_probe(&post, kpt_opt, NULL, 0, NULL, count_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&post));
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_FALSE(test, site_optimized(kpt_opt));
+	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_opt_10, 2, 16, test), 4UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 2);
+
+	init_probe(&kp, kpt_opt, NULL, 0, count_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_FALSE(test, site_optimized(kpt_opt));
+	unregister_kprobe(&post);
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_TRUE(test, site_optimized(kpt_opt));
+	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_opt_10, 3, 16, test), 0UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 3);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 2);
+	unregister_kprobe(&kp);
+}
+
+/*
  * Unregistering an optimized probe: the probe leaves the table at once
  * and its handler no longer runs; for one site the text is written back
  * before unregister returns; a probe registered at once at the same
@@ -5962,6 +5992,43 @@ static void test_arm64_optimized(struct kunit *test)
 }
 
 /*
+ * A probe with a post_handler is a lone site, stepped and never
+ * optimized while it stays; the first probe without one to join it
+ * gives the site its detour, and the B goes in when the post_handler
+ * leaves. Between the two, the one member's pre_handler runs on the
+ * BRK path as current_kprobe (a64_opt_pre checks it).
+ */
+static void test_arm64_optimized_after_post_handler(struct kunit *test)
+{
+	struct kprobe post, kp;
+	unsigned long traps;
+
+	reset_counts();
+	init_probe(&post, kpt64_add_probe, NULL, 0, NULL, count_post2);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&post));
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_FALSE(test, a64_optimized(kpt64_add_probe));
+	traps = brk_traps();
+	KUNIT_EXPECT_EQ(test, kpt64_addsub(10), 13ULL);
+	KUNIT_EXPECT_EQ(test, brk_traps() - traps, (unsigned long)A64_STEPPED);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post2_hits), 1);
+
+	init_probe(&kp, kpt64_add_probe, NULL, 0, a64_opt_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_FALSE(test, a64_optimized(kpt64_add_probe));
+	unregister_kprobe(&post);
+	KUNIT_EXPECT_EQ(test, kpt64_addsub(10), 13ULL);
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_TRUE(test, a64_optimized(kpt64_add_probe));
+	traps = brk_traps();
+	KUNIT_EXPECT_EQ(test, kpt64_addsub(10), 13ULL);
+	KUNIT_EXPECT_EQ(test, brk_traps() - traps, 0UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post2_hits), 1);
+	unregister_kprobe(&kp);
+}
+
+/*
  * Every copied kind, registered in one batch and optimized by one
  * optimizer run: no exception, results as unprobed. The flags that mrs
  * reads went through the detour's C call; the stack accesses run with
@@ -6799,6 +6866,7 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_boost_under_hits),
 #ifdef CONFIG_OPTPROBES
 	KUNIT_CASE(test_optimized),
+	KUNIT_CASE(test_optimized_after_post_handler),
 	KUNIT_CASE(test_optimized_retire),
 	KUNIT_CASE(test_optimized_batch_in_region),
 	KUNIT_CASE(test_optimized_batch_unoptimize),
@@ -6857,6 +6925,7 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_arm64_boosted_under_hits),
 #ifdef CONFIG_OPTPROBES
 	KUNIT_CASE(test_arm64_optimized),
+	KUNIT_CASE(test_arm64_optimized_after_post_handler),
 	KUNIT_CASE(test_arm64_optimized_kinds),
 	KUNIT_CASE(test_arm64_optimized_relocated),
 	KUNIT_CASE(test_arm64_optimized_not),

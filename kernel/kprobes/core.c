@@ -882,6 +882,19 @@ static void update_aggregate(struct kprobe *site)
 }
 
 /*
+ * May a jump to a detour reach @p's site? Not ftrace's site, which makes
+ * a call already, nor that of a probe with a post_handler: it needs the
+ * trap after the probed instruction, so the site could not be optimized
+ * while it stays, and as a lone site its breakpoint hits skip the
+ * aggregate's handler loop. The first probe without one to join such a
+ * site gives it its detour (aggregate_lone_site()).
+ */
+static bool site_may_jump(struct kprobe *p)
+{
+	return IS_ENABLED(CONFIG_OPTPROBES) && !kprobe_ftrace(p) && !p->post_handler;
+}
+
+/*
  * Put a new site (@p, prepared) into the table. Where the arch can reach
  * it with a jump, it goes in as an aggregate holding @p, with its detour
  * ready; and always where the arch does not count hits, so that the
@@ -890,7 +903,7 @@ static void update_aggregate(struct kprobe *site)
  */
 static struct kprobe *insert_new_site(struct kprobe *p)
 {
-	bool may_jump = IS_ENABLED(CONFIG_OPTPROBES) && !kprobe_ftrace(p);
+	bool may_jump = site_may_jump(p);
 	struct kprobe *ag = NULL;
 
 	if (may_jump || !arch_kprobe_counts_hits) {
@@ -907,6 +920,27 @@ static struct kprobe *insert_new_site(struct kprobe *p)
 	}
 	kprobe_table_add(p);
 	return ag ? make_aggregate(p, ag) : p;
+}
+
+/*
+ * @p joins the lone site @lone, which becomes an aggregate; with a detour
+ * when only @lone's post_handler kept it from one (see site_may_jump()).
+ * Returns the aggregate, or NULL when it cannot be had.
+ */
+static struct kprobe *aggregate_lone_site(struct kprobe *lone, struct kprobe *p)
+{
+	struct kprobe *ag;
+
+	if (p->post_handler || !lone->post_handler || kprobe_ftrace(lone) ||
+	    !IS_ENABLED(CONFIG_OPTPROBES))
+		return make_aggregate(lone, NULL);
+	ag = alloc_aggregate();
+	if (!ag)
+		return NULL;
+	ag->addr = lone->addr;
+	/* Built from @lone, prepared: @p is not yet. No detour is no error. */
+	kprobe_site_prepare_detour(ag, lone);
+	return make_aggregate(lone, ag);
 }
 
 /*
@@ -1009,7 +1043,7 @@ static int add_probe(struct kprobe_batch *b, struct kprobe *p)
 			goto out;
 		}
 		if (!kprobe_is_aggr(site)) {
-			site = make_aggregate(site, NULL);
+			site = aggregate_lone_site(site, p);
 			if (!site) {
 				ret = -ENOMEM;
 				goto out;
