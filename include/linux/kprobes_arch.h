@@ -470,6 +470,57 @@ void kprobes_inc_nmissed_count(struct kprobe *p);
  */
 int kprobe_aggr_run_pre_handlers(struct kprobe *site, struct pt_regs *regs);
 
+/* An aggregate site's pre_handler: it runs its members'. */
+int kprobe_aggr_pre_handler(struct kprobe *site, struct pt_regs *regs);
+
+/* A member registered without a pre_handler. */
+#define KPROBE_FLAG_NO_PRE	BIT(24)
+/*
+ * A site that is an aggregate (its pre_handler kprobe_aggr_pre_handler()):
+ * set when it is made, before it is published, and never cleared.
+ */
+#define KPROBE_FLAG_AGGREGATE	BIT(27)
+
+/* Members whose pre_handler the aggregate's hit loop skips: one test each. */
+#define KPROBE_MEMBER_SKIP	(KPROBE_FLAG_DISABLED | KPROBE_FLAG_GONE | KPROBE_FLAG_NO_PRE)
+
+/**
+ * kprobe_site_pre_handler() - run a hit site's pre_handlers on a trap path
+ * @site: the site hit, enabled, its hit counted, as current_kprobe
+ * @flags: @site's flags as the caller read them for this hit (a flag
+ *	the call tests, KPROBE_FLAG_AGGREGATE, never changes)
+ * @regs: the hit's registers
+ *
+ * Where the optimizer may put a jump, a site is an aggregate from its
+ * registration on, most with a single member; until the jump is in (or
+ * with the sysctl off) its hits take the breakpoint, and a call through
+ * kprobe_aggr_pre_handler() would cost each some forty instructions more
+ * than a lone probe's (its frame and loop). A single member's handler is
+ * called here as that loop would call it: as current_kprobe, which is
+ * the site again afterwards. Both list links are read once, under the
+ * hit path's RCU: a member joining or leaving meanwhile is seen by this
+ * hit or not, as by the loop.
+ *
+ * Return: non-zero when a pre_handler changed the resume address.
+ */
+static __always_inline int kprobe_site_pre_handler(struct kprobe *site, unsigned int flags,
+						   struct pt_regs *regs)
+{
+	struct kprobe *only;
+
+	if (!(flags & KPROBE_FLAG_AGGREGATE))
+		return site->pre_handler && site->pre_handler(site, regs);
+	only = list_entry(READ_ONCE(site->list.next), struct kprobe, list);
+	if (READ_ONCE(only->list.next) != &site->list ||
+	    (READ_ONCE(only->flags) & KPROBE_MEMBER_SKIP))
+		return kprobe_aggr_pre_handler(site, regs);
+	__this_cpu_write(current_kprobe, only);
+	if (only->pre_handler(only, regs))
+		return 1;
+	__this_cpu_write(current_kprobe, site);
+	return 0;
+}
+
 /*
  * Mark a stretch of code that a probe must not interrupt (a return
  * trampoline's handler, say): kprobes hit meanwhile count as missed.

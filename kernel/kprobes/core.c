@@ -232,8 +232,8 @@ int kprobe_aggr_run_pre_handlers(struct kprobe *site, struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(kprobe_aggr_run_pre_handlers);
 
-/* An aggregate's pre_handler on the breakpoint and ftrace paths. */
-int kprobe_aggr_pre_handler(struct kprobe *site, struct pt_regs *regs)
+/* An aggregate's pre_handler on the breakpoint and ftrace paths; not traced. */
+notrace int kprobe_aggr_pre_handler(struct kprobe *site, struct pt_regs *regs)
 {
 	if (!arch_kprobe_counts_hits)
 		kprobe_count_hit(site);
@@ -846,7 +846,7 @@ static struct kprobe *make_aggregate(struct kprobe *lone, struct kprobe *ag)
 	ag->addr = lone->addr;
 	ag->opcode = lone->opcode;
 	ag->ainsn = lone->ainsn;
-	ag->flags = lone->flags;
+	ag->flags = lone->flags | KPROBE_FLAG_AGGREGATE;
 	ag->pre_handler = kprobe_aggr_pre_handler;
 	ag->post_handler = lone->post_handler ? kprobe_aggr_post_handler : NULL;
 	INIT_LIST_HEAD(&ag->list);

@@ -64,11 +64,10 @@ extern struct list_head kprobe_blacklist;	/* blacklist.c */
 
 /* ---- core.c: aggregate sites -------------------------------------------- */
 
-int kprobe_aggr_pre_handler(struct kprobe *site, struct pt_regs *regs);
-
+/* kprobe_aggr_pre_handler() is declared in <linux/kprobes_arch.h>. */
 static nokprobe_inline bool kprobe_is_aggr(struct kprobe *p)
 {
-	return p->pre_handler == kprobe_aggr_pre_handler;
+	return p->flags & KPROBE_FLAG_AGGREGATE;
 }
 
 /*
@@ -220,16 +219,14 @@ struct kprobe_deferred {
 #define KPROBE_FLAG_OPT_BLOCKED		BIT(20)
 #define KPROBE_FLAG_JUMPED		BIT(21)
 /*	KPROBE_FLAG_QUERY		BIT(22), <linux/kprobes_arch.h> */
-#define KPROBE_FLAG_NO_PRE		BIT(24)
+/*	KPROBE_FLAG_NO_PRE		BIT(24), <linux/kprobes_arch.h> */
 #define KPROBE_FLAG_SITE_COUNTED	BIT(25)
 #define KPROBE_FLAG_UNHOOKED		BIT(26)
+/*	KPROBE_FLAG_AGGREGATE		BIT(27), <linux/kprobes_arch.h> */
 
 /* What arming.c and a batch know of a site: cleared when it starts afresh. */
 #define KPROBE_SITE_ARMING_FLAGS	(KPROBE_FLAG_ARMED | KPROBE_FLAG_IPMODIFY | \
 					 KPROBE_FLAG_DYING)
-
-/* Members whose pre_handler the aggregate's hit loop skips: one test each. */
-#define KPROBE_MEMBER_SKIP	(KPROBE_FLAG_DISABLED | KPROBE_FLAG_GONE | KPROBE_FLAG_NO_PRE)
 
 /* Breakpoint written, or ip in one of our ftrace filters. */
 static inline bool kprobe_site_armed(const struct kprobe *site)

@@ -45,7 +45,7 @@ struct kprobe_index_entry {
 struct kprobe_index {
 	struct kprobe_index_entry *entry;
 	unsigned long mask;
-	unsigned int shift;		/* 64 - log2(number of entries) */
+	unsigned int shift;		/* 32 - log2(number of entries) */
 	unsigned int used;		/* entries not empty: live and tombstones */
 	unsigned int live;
 	struct rcu_head rcu;
@@ -56,7 +56,7 @@ static struct kprobe_index_entry boot_index_entries[2];
 static struct kprobe_index boot_index = {
 	.entry = boot_index_entries,
 	.mask = 1,
-	.shift = 63,
+	.shift = 31,
 };
 
 static struct kprobe_index __rcu *kprobe_index = RCU_INITIALIZER(&boot_index);
@@ -64,7 +64,12 @@ static struct kprobe_index __rcu *kprobe_index = RCU_INITIALIZER(&boot_index);
 static nokprobe_inline unsigned long index_start(const struct kprobe_index *idx,
 						 unsigned long addr)
 {
-	return (addr * GOLDEN_RATIO_64) >> idx->shift;
+	/*
+	 * The low 32 bits tell apart the text of one kernel and its
+	 * modules, which lie within a few GiB of each other; a 32-bit
+	 * multiplier costs arm64 two instructions fewer to build.
+	 */
+	return ((u32)addr * GOLDEN_RATIO_32) >> idx->shift;
 }
 
 /**
@@ -72,11 +77,12 @@ static nokprobe_inline unsigned long index_start(const struct kprobe_index *idx,
  * @addr: the probed instruction's address
  *
  * Called on the hit path with preemption or interrupts disabled, or with
- * kprobe_mutex held.
+ * kprobe_mutex held. Not traced: every breakpoint hit calls it, and
+ * would run its function tracer NOPs.
  *
  * Return: the site (a lone probe or an aggregate), or NULL.
  */
-struct kprobe *get_kprobe(void *addr)
+notrace struct kprobe *get_kprobe(void *addr)
 {
 	struct kprobe_index_entry *entry;
 	struct kprobe_index *idx;
@@ -150,7 +156,7 @@ static int index_rebuild(unsigned int nr)
 		return -ENOMEM;
 	idx->entry = (struct kprobe_index_entry *)(idx + 1);
 	idx->mask = BIT(bits) - 1;
-	idx->shift = 64 - bits;
+	idx->shift = 32 - bits;
 	for (i = 0; i <= old->mask; i++)
 		if (old->entry[i].addr > INDEX_TOMBSTONE)
 			index_fill(idx, old->entry[i].site);

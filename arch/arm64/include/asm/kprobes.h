@@ -48,7 +48,8 @@ struct kprobe;
  * @kprobe_status: KPROBE_HIT_ACTIVE, _SS, _SSDONE or KPROBE_REENTER
  * @saved_daif: the interrupted context's DAIF bits, masked while the
  *	copy in the slot runs
- * @outer: the hit a KPROBE_REENTER step interrupted: its probe
+ * @outer: the hit a KPROBE_REENTER step interrupted: its probe (NULL
+ *	for the step of a disabled probe's hit, which runs no handler)
  * @outer_status: its kprobe_status
  * @outer_daif: its saved_daif
  */

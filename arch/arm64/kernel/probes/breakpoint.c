@@ -451,16 +451,17 @@ static __always_inline void step_out_of_line(struct kprobe *p, struct pt_regs *r
 
 /*
  * Run @p's copy: boosted, the hit over, when no post_handler waits for
- * it and the slot is in reach (DAIF stays as the probed code had it);
- * stepped otherwise. Read once: an aggregate's post_handler is set when
- * a member with one joins, while other CPUs hit the site.
+ * it (none does for a hit of a disabled probe) and the slot is in reach
+ * (DAIF stays as the probed code had it); stepped otherwise. Read once:
+ * an aggregate's post_handler is set when a member with one joins,
+ * while other CPUs hit the site.
  */
 static __always_inline void boost_or_step(struct kprobe *p, struct pt_regs *regs,
-					  struct kprobe_ctlblk *kcb)
+					  struct kprobe_ctlblk *kcb, bool enabled)
 {
 	kprobe_opcode_t *copy;
 
-	if (!READ_ONCE(p->post_handler)) {
+	if (!enabled || !READ_ONCE(p->post_handler)) {
 		copy = boosted_copy(p);
 		if (copy) {
 			reset_current_kprobe();
@@ -468,10 +469,25 @@ static __always_inline void boost_or_step(struct kprobe *p, struct pt_regs *regs
 			return;
 		}
 	}
+	if (unlikely(!enabled)) {
+		/*
+		 * Stepped as a nested hit is, with no outer hit to go back
+		 * to: the step's end runs no post_handler and leaves
+		 * current_kprobe NULL.
+		 */
+		kcb->outer = NULL;
+		kcb->outer_status = 0;
+		kcb->outer_daif = 0;
+		step_out_of_line(p, regs, kcb, KPROBE_REENTER);
+		return;
+	}
 	step_out_of_line(p, regs, kcb, KPROBE_HIT_SS);
 }
 
-/* The probed instruction has run: post_handler, then leave the probe. */
+/*
+ * The probed instruction of an enabled probe's hit has run:
+ * post_handler, then leave the probe.
+ */
 static __always_inline void finish_hit(struct kprobe *p, struct pt_regs *regs,
 				       struct kprobe_ctlblk *kcb)
 {
@@ -482,7 +498,7 @@ static __always_inline void finish_hit(struct kprobe *p, struct pt_regs *regs,
 	 * member with one leaves, while other CPUs hit the site.
 	 */
 	post = READ_ONCE(p->post_handler);
-	if (post && !kprobe_disabled(p)) {
+	if (post) {
 		kcb->kprobe_status = KPROBE_HIT_SSDONE;
 		post(p, regs, 0);
 	}
@@ -568,6 +584,8 @@ notrace int kprobe_brk_handler(struct pt_regs *regs, unsigned long esr)
 {
 	struct kprobe *p = get_kprobe((kprobe_opcode_t *)instruction_pointer(regs));
 	struct kprobe_ctlblk *kcb;
+	unsigned int flags;
+	bool enabled;
 
 	/*
 	 * The per-CPU state is read after the lookup, so that no register
@@ -580,23 +598,33 @@ notrace int kprobe_brk_handler(struct pt_regs *regs, unsigned long esr)
 	if (unlikely(kprobe_running()))
 		return nested_hit(p, kprobe_running(), regs, kcb);
 
+	/*
+	 * The flags are read once, before any store (which the compiler
+	 * must assume may change them), and the hit counted before the
+	 * per-CPU state is written, so that the per-CPU offset read for
+	 * kprobe_running() serves it.
+	 */
+	flags = READ_ONCE(p->flags);
+	enabled = !(flags & (KPROBE_FLAG_DISABLED | KPROBE_FLAG_GONE));
+	if (enabled)
+		kprobe_count_hit(p);
 	__this_cpu_write(current_kprobe, p);
 	kcb->kprobe_status = KPROBE_HIT_ACTIVE;
-	if (!kprobe_disabled(p)) {
-		kprobe_count_hit(p);
-		if (p->pre_handler && p->pre_handler(p, regs)) {
-			/* The handler moved regs->pc: skip the instruction. */
-			regs->pstate &= ~PSR_BTYPE_MASK;
-			reset_current_kprobe();
-			return DBG_HOOK_HANDLED;
-		}
+	if (enabled && kprobe_site_pre_handler(p, flags, regs)) {
+		/* The handler moved regs->pc: skip the instruction. */
+		regs->pstate &= ~PSR_BTYPE_MASK;
+		reset_current_kprobe();
+		return DBG_HOOK_HANDLED;
 	}
 	if (p->ainsn.api.insn) {
-		boost_or_step(p, regs, kcb);
+		boost_or_step(p, regs, kcb, enabled);
 		return DBG_HOOK_HANDLED;
 	}
 	simulate(p, regs);
-	finish_hit(p, regs, kcb);
+	if (enabled)
+		finish_hit(p, regs, kcb);
+	else
+		reset_current_kprobe();
 	return DBG_HOOK_HANDLED;
 }
 NOKPROBE_SYMBOL(kprobe_brk_handler);

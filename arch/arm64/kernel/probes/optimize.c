@@ -112,7 +112,7 @@ notrace int kprobe_optprobe_hit(struct optimized_kprobe *op, struct pt_regs *reg
 		__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_ACTIVE);
 		kprobe_count_hit(p);
 		/* Each member is current_kprobe while its handler runs. */
-		redirect = kprobe_aggr_run_pre_handlers(p, regs);
+		redirect = kprobe_site_pre_handler(p, READ_ONCE(p->flags), regs);
 		__this_cpu_write(current_kprobe, NULL);
 	}
 	preempt_enable();
