@@ -265,6 +265,32 @@ static int relocate_at(struct kprobe *orig, kprobe_opcode_t *slot, struct detour
 			(unsigned long)(slot + TMPL_AT(kprobe_optprobe_tmpl_val)), c);
 }
 
+/*
+ * Where a detour for @insn at @addr may lie: within a B's reach of the
+ * instruction after it, to which the detour returns, and of the target
+ * of a direct branch, to which its copy branches; a page inside each
+ * bound, for the words of the slot. A range that is only the probe's
+ * would let the slot allocator, which fills a range from its low end,
+ * put a detour 128 MiB below the probe, out of reach of every target
+ * below it.
+ */
+static void detour_window(u32 insn, unsigned long addr, unsigned long *lo,
+			  unsigned long *hi)
+{
+	unsigned long next = addr + AARCH64_INSN_SIZE, low = next, high = next, to;
+
+	if (aarch64_insn_is_b(insn) || aarch64_insn_is_bl(insn) ||
+	    aarch64_insn_is_bcond(insn) || aarch64_insn_is_cbz(insn) ||
+	    aarch64_insn_is_cbnz(insn) || aarch64_insn_is_tbz(insn) ||
+	    aarch64_insn_is_tbnz(insn)) {
+		to = addr + aarch64_get_branch_offset(insn);
+		low = min(next, to);
+		high = max(next, to);
+	}
+	*lo = high - SZ_128M + PAGE_SIZE;
+	*hi = low + SZ_128M - PAGE_SIZE;
+}
+
 /* May an indirect branch land on @insn (BTI, PACIASP, PACIBSP)? */
 static bool is_landing_pad(u32 insn)
 {
@@ -330,7 +356,7 @@ static int write_detour(struct optimized_kprobe *op)
  */
 int arch_prepare_optimized_kprobe(struct optimized_kprobe *op, struct kprobe *orig)
 {
-	unsigned long addr = (unsigned long)orig->addr;
+	unsigned long addr = (unsigned long)orig->addr, lo, hi;
 	struct detour_copy c;
 	kprobe_opcode_t *slot;
 	int ret;
@@ -359,8 +385,8 @@ int arch_prepare_optimized_kprobe(struct optimized_kprobe *op, struct kprobe *or
 		return ret;
 	}
 
-	slot = kprobe_get_optinsn_slot_within(addr - SZ_128M + PAGE_SIZE,
-					      addr + SZ_128M - PAGE_SIZE);
+	detour_window(orig->opcode, addr, &lo, &hi);
+	slot = kprobe_get_optinsn_slot_within(lo, hi);
 	if (!slot)
 		return kprobe_refuse(-ERANGE, "no detour page within a B's reach");
 	ret = kprobe_b_reaches(addr, (unsigned long)slot) ? relocate_at(orig, slot, &c) :
