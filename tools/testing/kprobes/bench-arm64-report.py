@@ -216,6 +216,53 @@ def main():
     rb = {w["sym"] for w in up.all("KPB-REFUSED")}
     if ra != rb:
         out("the kernels refused different functions: the sets differ")
+    cover(ours, up, out)
+
+
+def insn_kind(w):
+    """A name for the kind of a 32-bit A64 instruction the optimizer left."""
+    kinds = [
+        (0xffffffff, 0xd503233f, "paciasp"), (0xffffffff, 0xd503237f, "pacibsp"),
+        (0xffffff3f, 0xd503241f, "bti"), (0xfffffc1f, 0xd63f0000, "blr"),
+        (0xfffff800, 0xd63f0800, "blraa/blrab"), (0xfc000000, 0x94000000, "bl"),
+        (0xff000010, 0x54000000, "b.cond"), (0xd4000000, 0xd4000000, "brk/svc/hvc"),
+    ]
+    for mask, value, name in kinds:
+        if w & mask == value:
+            return name
+    return "other %08x" % w
+
+
+def cover(ours, up, out):
+    rows_a, rows_b = ours.all("KPB-COVER"), up.all("KPB-COVER")
+    if not rows_a:
+        return
+    out("")
+    out("Optimized body offsets: a probe at every offset from +4 to the end of")
+    out("ordinary functions (from kernel_read(), kstrtoull(), jiffies_to_msecs()")
+    out("on), each registered alone; probe-able: register_kprobe() took it;")
+    out("optimized: its word became a B after wait_for_kprobe_optimizer()")
+    out("%-32s %5s %7s %8s %8s %8s %8s" % ("function", "size", "offsets", "probed",
+                                          "opt", "probed", "opt"))
+    out("%-32s %5s %7s %8s %8s %8s %8s" % ("", "", "", "ours", "ours", "up", "up"))
+    up_by = {w["sym"]: w for w in rows_b}
+    tot = [0, 0, 0, 0]
+    for w in rows_a:
+        b = up_by.get(w["sym"], {})
+        vals = [int(w["probed"]), int(w["optimized"]),
+                int(b.get("probed", 0)), int(b.get("optimized", 0))]
+        tot = [t + v for t, v in zip(tot, vals)]
+        out("%-32s %5s %7s %8d %8d %8d %8d" % (w["sym"][:32], w["size"], w["offsets"], *vals))
+    out("%-32s %5s %7s %8d %8d %8d %8d" % ("all %d functions" % len(rows_a), "", "", *tot))
+    out("optimized / probe-able: ours %s, upstream %s" % (
+        ratio(tot[1], tot[0]), ratio(tot[3], tot[2])))
+    left = {}
+    for w in ours.all("KPB-NOOPT"):
+        k = insn_kind(int(w["insn"], 16))
+        left[k] = left.get(k, 0) + 1
+    if left:
+        out("ours, left a BRK, by kind: " + ", ".join(
+            "%s %d" % kv for kv in sorted(left.items(), key=lambda kv: -kv[1])))
 
 
 if __name__ == "__main__":

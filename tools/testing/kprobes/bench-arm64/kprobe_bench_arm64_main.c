@@ -20,12 +20,16 @@
  *   KPB-REG	register_kprobes() / unregister_kprobes() of n probes in
  *		one call (how=batch), or register_kprobe() /
  *		unregister_kprobe() n times (how=single)
+ *   KPB-COVER	per function: body offsets, how many take a probe, and
+ *		how many of those the optimizer turned into a B
+ *   KPB-NOOPT	(with OPTPROBES) a probe-able body offset left a BRK
  */
 
 #include <linux/ftrace.h>
 #include <linux/jiffies.h>
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
+#include <linux/kstrtox.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
@@ -417,6 +421,123 @@ static unsigned int kpb_find_entries(unsigned int want)
 	return found;
 }
 
+/* ---- how much of ordinary functions' bodies the optimizer takes -------- */
+
+/* Functions walked from each anchor on, and body offsets at most. */
+#define KPB_COVER_PER_ANCHOR	8
+#define KPB_COVER_MAX		4096
+/* Not-optimized offsets printed one per line, at most (ours only). */
+#define KPB_COVER_SHOWN		400
+
+static bool kpb_is_b(u32 insn)
+{
+	return (insn & 0xfc000000) == 0x14000000;
+}
+
+/*
+ * A probe at every body offset (+4 on) of the @want functions walked
+ * from @anchor on, each registered alone (those refused are not
+ * probe-able: ftrace's BL, exclusive sequences and the like); then,
+ * after the optimizer ran, an offset is optimized when its word became
+ * a B it was not. Prints KPB-COVER per function, and (with OPTPROBES,
+ * which the tree's arm64 lacks) KPB-NOOPT per probe-able offset left a
+ * BRK, with its instruction.
+ */
+static void kpb_cover_from(unsigned long addr, unsigned int want,
+			   struct kprobe *kps, struct kprobe **ptrs, u32 *orig,
+			   unsigned int *shown)
+{
+	unsigned long off, size, func[KPB_COVER_PER_ANCHOR], fsize[KPB_COVER_PER_ANCHOR];
+	unsigned int nf = 0, n = 0, i, f, tries = 0;
+	static char name[KPB_COVER_PER_ANCHOR][KSYM_NAME_LEN];
+	static char buf[KSYM_SYMBOL_LEN];
+	char *plus;
+	unsigned int probed, optimized, offsets;
+	u32 now;
+
+	while (nf < want && nf < KPB_COVER_PER_ANCHOR && tries++ < 100) {
+		sprint_symbol(buf, addr);
+		plus = strrchr(buf, '+');
+		if (!plus || sscanf(plus, "+%lx/%lx", &off, &size) != 2 || !size)
+			break;
+		*plus = '\0';
+		addr -= off;
+		if (!strchr(buf, '.') && size >= 16) {
+			strscpy(name[nf], buf, KSYM_NAME_LEN);
+			func[nf] = addr;
+			fsize[nf++] = size;
+		}
+		addr += size;
+	}
+	memset(kps, 0, KPB_COVER_MAX * sizeof(*kps));
+	for (f = 0; f < nf; f++) {
+		for (off = 4; off < fsize[f] && n < KPB_COVER_MAX; off += 4) {
+			kps[n].addr = (kprobe_opcode_t *)(func[f] + off);
+			kps[n].pre_handler = kpb_pre;
+			orig[n] = le32_to_cpu(READ_ONCE(*(__le32 *)kps[n].addr));
+			ptrs[n] = register_kprobe(&kps[n]) ? NULL : &kps[n];
+			n++;
+		}
+	}
+	wait_for_kprobe_optimizer();
+	for (f = 0, i = 0; f < nf; f++) {
+		probed = optimized = offsets = 0;
+		for (; i < n && (unsigned long)kps[i].addr < func[f] + fsize[f]; i++) {
+			offsets++;
+			if (!ptrs[i])
+				continue;
+			probed++;
+			now = le32_to_cpu(READ_ONCE(*(__le32 *)kps[i].addr));
+			if (kpb_is_b(now) && now != orig[i]) {
+				optimized++;
+				continue;
+			}
+#ifdef CONFIG_OPTPROBES
+			if ((*shown)++ < KPB_COVER_SHOWN)
+				pr_info("KPB-NOOPT sym=%s off=%lx insn=%08x\n", name[f],
+					(unsigned long)kps[i].addr - func[f], orig[i]);
+#endif
+		}
+		pr_info("KPB-COVER sym=%s size=%lu offsets=%u probed=%u optimized=%u\n",
+			name[f], fsize[f], offsets, probed, optimized);
+	}
+	for (i = 0, f = 0; i < n; i++)
+		if (ptrs[i])
+			ptrs[f++] = ptrs[i];
+	if (f)
+		unregister_kprobes(ptrs, f);
+}
+
+/*
+ * Ordinary C functions of three corners of the kernel (fs, lib, time),
+ * the same code in both kernels: from each anchor, the next functions
+ * of at least four instructions.
+ */
+static void kpb_cover(void)
+{
+	static const unsigned long anchors[] = {
+		(unsigned long)kernel_read,
+		(unsigned long)kstrtoull,
+		(unsigned long)jiffies_to_msecs,
+	};
+	struct kprobe *kps, **ptrs;
+	unsigned int i, shown = 0;
+	u32 *orig;
+
+	kps = kvcalloc(KPB_COVER_MAX, sizeof(*kps), GFP_KERNEL);
+	ptrs = kvcalloc(KPB_COVER_MAX, sizeof(*ptrs), GFP_KERNEL);
+	orig = kvcalloc(KPB_COVER_MAX, sizeof(*orig), GFP_KERNEL);
+	if (kps && ptrs && orig)
+		for (i = 0; i < ARRAY_SIZE(anchors); i++)
+			kpb_cover_from(anchors[i], KPB_COVER_PER_ANCHOR, kps, ptrs, orig,
+				       &shown);
+	else
+		pr_info("KPB-NOTE out of memory\n");
+	kvfree(kps);
+	kvfree(ptrs);
+	kvfree(orig);
+}
+
 /* ---- the clock -------------------------------------------------------- */
 
 static void kpb_check(unsigned long n)
@@ -472,6 +593,7 @@ static int __init kpb_init(void)
 	kpb_reg_layout("nops", KPB_BIG);
 	n = kpb_find_entries(KPB_MAX_PROBES);
 	kpb_reg_layout("entries", n);
+	kpb_cover();
 out:
 	kvfree(kpb_kps);
 	kvfree(kpb_ptrs);
