@@ -914,6 +914,58 @@ static int t_revive(void)
 
 #ifdef __aarch64__
 /*
+ * An optimized probe in a module's body when the module goes (arm64:
+ * its entries ride ftrace, so t_optimized() skips): a kprobe event one
+ * instruction past the entry's ftrace call of kprobe_callee_fn, put
+ * there and optimized (the word a B, neither the original nor the
+ * breakpoint), hit by every call; then kprobe_callee is unloaded with
+ * the event enabled and its site optimized: the probe is listed [GONE],
+ * nothing oopses or leaks (the console checks), and removing the event
+ * leaves no trace of it.
+ */
+static int t_optimized_body_gone(void)
+{
+	unsigned long at, w_orig, w_bp, w_opt;
+	char buf[160];
+	long h;
+	int ok;
+
+	if (access(OPT_SYSCTL, F_OK))
+		return skip("no optimized probes on this arch");
+	if (!have_modules)
+		return skip(NO_MODULES);
+	if (!have_events)
+		return skip(NO_EVENTS);
+	if (!callee_load())
+		return 0;
+	at = strtoul(slurp(CALLEE_PARAM "at") ?: "0", NULL, 0) + 4;
+	snprintf(buf, sizeof(buf), "%lu", at);
+	ok = step(!put(CALLEE_PARAM "at", buf, 0), "at");
+	w_orig = callee_text();
+	snprintf(buf, sizeof(buf), "p:kptest/body kprobe_callee:kprobe_callee_fn+%lu\n", at);
+	/* A breakpoint first, with the sysctl at 0, then the optimizer. */
+	ok &= step(!put(OPT_SYSCTL, "0", 0), "sysctl 0") &&
+	      step(!put(T "/kprobe_events", buf, 1), "event") &&
+	      step(!put(T "/events/kptest/body/enable", "1", 0), "enable");
+	w_bp = text_after(w_orig, 5);
+	ok &= step(!put(OPT_SYSCTL, "1", 0), "sysctl 1") &&
+	      step(wait_optimized(1, w_bp), "optimized");
+	w_opt = callee_text();
+	ok &= step((w_opt & 0xfc000000) == 0x14000000, "a B") && step(callee_calls(10), "calls");
+	h = event_hits("body");
+	note("+%lu: word %08lx, breakpoint %08lx, optimized %08lx, %ld hits of 10", at,
+	     w_orig, w_bp, w_opt, h);
+	ok &= h == 10 && w_bp != w_orig && w_opt != w_orig && w_opt != w_bp;
+	ok &= step(!rmmod("kprobe_callee"), "rmmod while optimized") &&
+	      step(contains(D "/list", "[GONE]"), "[GONE]");
+	put(T "/events/kptest/body/enable", "0", 0);
+	ok &= step(!put(T "/kprobe_events", "-:kptest/body\n", 1), "event removed");
+	return ok && !contains(D "/list", "kprobe_callee");
+}
+#endif
+
+#ifdef __aarch64__
+/*
  * A kprobe event at a function's symbol rides ftrace (no BRK) but is
  * shown, listed and traced at the symbol, +0, as the tree's arm64
  * breakpoint there is: tools match the address a probe reports
@@ -1079,6 +1131,7 @@ static void selftests(void)
 	report("uprobe_stepped_and_simulated", t_uprobe());
 #ifdef __aarch64__
 	report("entry_probe_at_symbol", t_entry_at_symbol());
+	report("optimized_module_body_gone", t_optimized_body_gone());
 #endif
 	report("list_empty_at_end", t_list_empty());
 }
