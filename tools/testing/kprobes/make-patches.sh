@@ -348,7 +348,10 @@ optimizer.c holds the optimizer's states (documented with the others at
 the top of core.c) and one function that moves a site between them,
 called from kprobe_site_sync_armed(): a site is optimizable when it
 should be armed, has a detour, no post_handler and no other probe
-inside its region, and the debug.kprobes-optimization sysctl is 1. A
+inside its region, and the debug.kprobes-optimization sysctl is 1. (A
+probe with a post_handler goes in as a lone site, without a detour:
+its breakpoint hits skip an aggregate's handler loop; the first probe
+without one to join its site gives the site its detour.) A
 delayed work claims the queued sites, waits one RCU-tasks grace period
 for all of them (no task may still be in the text the jump covers),
 and asks the arch to write all their jumps in one batch
@@ -663,9 +666,10 @@ The arm64 optprobes posted from 2021 to 2025 were not merged; each
 objection raised in their review is answered here:
 
 - Reach under KASLR: the detour is a slot of a page taken within the
-  B's 128 MiB of the probe (kprobe_get_optinsn_slot_within()), for
-  the kernel and for modules, wherever KASLR put them. A probe with no
-  page in reach stays a breakpoint, and the query file says why.
+  B's 128 MiB of the probe, and of a branch's target where it has one
+  (kprobe_get_optinsn_slot_within()), for the kernel and for modules,
+  wherever KASLR put them, modules in a 2 GiB window too. A probe with
+  no page in reach stays a breakpoint, and the query file says why.
 - PSTATE: the handlers' pt_regs holds NZCV, DAIF and EL1h as the
   probed code has them; NZCV and the registers are restored from it.
   A redirecting pre_handler's hit leaves through a BRK, whose
@@ -695,6 +699,12 @@ pt_regs with a frame record naming the probed instruction, and
 kprobe_optprobe_hit() runs the handlers with preemption disabled and
 interrupts as the probed code had them. The detour then runs its copy
 of the instruction and branches back.
+
+In QEMU -icount (make bench-arm64 of the project, the tree's arm64
+kprobes in the same run), an optimized hit costs 133 instructions over
+the call and no exception, against the tree's 516.8 and two; over
+every body offset of 24 ordinary functions, 899 of the 915 that take a
+probe are optimized (PACIASP and BLR are left), the tree's none.
 
 Nothing builds this until the arch's Kconfig selects HAVE_OPTPROBES,
 at the end of the series.
