@@ -76,11 +76,15 @@ if [ "$mode" != run ]; then
 	rsync -c "$build/upstream-kunit/test_kprobes_upstream.c" "$build/upstream-kunit/Kbuild" "$uk/"
 	make -s -C "$build/src" O="$obj" CC="ccache ${kcc:-${cross}gcc}" -j"${JOBS:-$(( $(nproc) + 1 ))}" M="$uk" modules
 	# The selftests' modules (modules/kprobe_callee.c and kprobe_deferred.c,
-	# the ones of modules/ that every architecture builds), likewise.
+	# the ones of modules/ that every architecture builds), likewise; on
+	# arm64 also the storm's (its share of make storm, without the shell
+	# clients).
 	cm=$build/cross-modules-$arch
 	mkdir -p "$cm"
-	rsync -c "$t"/modules/kprobe_callee.c "$t"/modules/kprobe_deferred.c "$cm/"
-	echo "obj-m += kprobe_callee.o kprobe_deferred.o" > "$cm/Kbuild.new"
+	mods="kprobe_callee kprobe_deferred"
+	[[ $karch != arm64 ]] || mods+=" kprobe_storm"
+	for m in $mods; do rsync -c "$t/modules/$m.c" "$cm/"; done
+	echo "obj-m += $(printf '%s.o ' $mods)" > "$cm/Kbuild.new"
 	cmp -s "$cm/Kbuild.new" "$cm/Kbuild" 2>/dev/null && rm "$cm/Kbuild.new" || mv "$cm/Kbuild.new" "$cm/Kbuild"
 	make -s -C "$build/src" O="$obj" CC="ccache ${kcc:-${cross}gcc}" -j"${JOBS:-$(( $(nproc) + 1 ))}" M="$cm" modules
 

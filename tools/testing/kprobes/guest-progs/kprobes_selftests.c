@@ -962,6 +962,50 @@ static int t_optimized_body_gone(void)
 	ok &= step(!put(T "/kprobe_events", "-:kptest/body\n", 1), "event removed");
 	return ok && !contains(D "/list", "kprobe_callee");
 }
+
+#define STORM_PARAM "/sys/module/kprobe_storm/parameters/"
+#define STORM_SECS "15"
+
+static long storm_param(const char *name)
+{
+	char path[96], *s;
+
+	snprintf(path, sizeof(path), STORM_PARAM "%s", name);
+	s = slurp(path);
+	return s ? strtol(s, NULL, 0) : -1;
+}
+
+/*
+ * arm64's share of make storm (modules/kprobe_storm.c): for STORM_SECS
+ * seconds, callers run the module's A64 targets and hot kernel functions
+ * on both vCPUs, preempted anywhere, while registrars register,
+ * unregister, enable and disable kprobes and kretprobes at every
+ * offset, one of them optimizing probes and then taking them away under
+ * the callers, and a switcher flips debug.kprobes-optimization (the
+ * enabled file needs a shell, which this guest has not). Every
+ * registration must succeed, every sentinel see every call, and the
+ * text be as before; the console checks catch the rest.
+ */
+static int t_storm(void)
+{
+	long reg, cnt, txt;
+	int ok;
+
+	if (!have_modules)
+		return skip(NO_MODULES);
+	if (insmod("kprobe_storm", ""))
+		return 0;
+	ok = step(!put(STORM_PARAM "prepare", "1", 0), "prepare") &&
+	     step(!put(STORM_PARAM "run", STORM_SECS, 0), "run") &&
+	     step(!put(STORM_PARAM "check", "1", 0), "check");
+	reg = storm_param("reg_errors");
+	cnt = storm_param("count_errors");
+	txt = storm_param("text_errors");
+	note("storm of %s s: %ld registration, %ld count, %ld text errors", STORM_SECS,
+	     reg, cnt, txt);
+	ok &= !rmmod("kprobe_storm");
+	return ok && !reg && !cnt && !txt;
+}
 #endif
 
 #ifdef __aarch64__
@@ -1132,6 +1176,7 @@ static void selftests(void)
 #ifdef __aarch64__
 	report("entry_probe_at_symbol", t_entry_at_symbol());
 	report("optimized_module_body_gone", t_optimized_body_gone());
+	report("storm", t_storm());
 #endif
 	report("list_empty_at_end", t_list_empty());
 }

@@ -45,8 +45,10 @@
 #include <linux/slab.h>
 #include <linux/umh.h>
 #include <linux/string.h>
+#ifdef CONFIG_X86
 #include <asm/ibt.h>
 #include <asm/nospec-branch.h>
+#endif
 
 /* ---- the targets ---------------------------------------------------------- */
 
@@ -57,6 +59,7 @@ static noinline int storm_entry_fn(int x)
 	return x * 7 + 3;
 }
 
+#ifdef CONFIG_X86
 /*
  * Small instructions a jump can cover: most offsets are optimizable, the
  * last ones (whose region would cross the ret) only trap.
@@ -102,6 +105,8 @@ asm(".pushsection .text\n"
     ANNOTATE_RETPOLINE_SAFE "ret\n"
     ".size storm_trap_fn, .-storm_trap_fn\n"
     ".popsection\n");
+/* cpuid: where the trap sentinel goes. */
+#define TRAP_INSN	"\x0f\xa2"
 
 /*
  * Eight functions for the optimize-disable-unregister cycle: each site
@@ -121,8 +126,63 @@ asm(".pushsection .text\n"
     JUMP_FN(0) JUMP_FN(1) JUMP_FN(2) JUMP_FN(3)
     JUMP_FN(4) JUMP_FN(5) JUMP_FN(6) JUMP_FN(7)
     ".popsection\n");
-#define NR_JUMP_FNS	8
+#elif defined(CONFIG_ARM64)
+/*
+ * arm64: the same targets in A64. Each starts with a BTI C landing pad
+ * (a hint, a NOP where BTI is off): they are called through pointers,
+ * and module text is guarded under BTI. Every instruction after it can
+ * be optimized; the trap sentinel, with its post_handler, steps its ADD.
+ */
+unsigned long storm_body_fn(unsigned long x);
+asm(".pushsection .text\n"
+    ".globl storm_body_fn\n"
+    ".type storm_body_fn, %function\n"
+    "storm_body_fn:\n"
+    "	hint 34\n"
+    "	add x0, x0, #1\n"
+    "	add x0, x0, #2\n"
+    "	add x0, x0, #3\n"
+    "	mov x1, #0\n"
+    "	add x0, x0, x1\n"
+    "	add x0, x0, #4\n"
+    "	sub x0, x0, #1\n"
+    "	add x0, x0, #5\n"
+    "	ret\n"
+    ".size storm_body_fn, .-storm_body_fn\n"
+    ".popsection\n");
+#define BODY_RESULT(x)	((x) + 14)
 
+unsigned long storm_trap_fn(unsigned long x);
+asm(".pushsection .text\n"
+    ".globl storm_trap_fn\n"
+    ".type storm_trap_fn, %function\n"
+    "storm_trap_fn:\n"
+    "	hint 34\n"
+    "	mov x8, x0\n"
+    "	add x0, x8, #1\n"
+    "	ret\n"
+    ".size storm_trap_fn, .-storm_trap_fn\n"
+    ".popsection\n");
+/* add x0, x8, #1, little-endian: where the trap sentinel goes. */
+#define TRAP_INSN	"\x00\x05\x00\x91"
+
+#define JUMP_FN(n)							\
+	".globl storm_jump_fn" #n "\n"					\
+	"storm_jump_fn" #n ":\n"					\
+	"	hint 34\n"						\
+	"	add x0, x0, #" #n "\n"					\
+	"	add x0, x0, #1\n"					\
+	"	ret\n"							\
+	".size storm_jump_fn" #n ", .-storm_jump_fn" #n "\n"		\
+	".type storm_jump_fn" #n ", %function\n"
+asm(".pushsection .text\n"
+    JUMP_FN(0) JUMP_FN(1) JUMP_FN(2) JUMP_FN(3)
+    JUMP_FN(4) JUMP_FN(5) JUMP_FN(6) JUMP_FN(7)
+    ".popsection\n");
+#else
+#error "kprobe_storm: no targets for this architecture"
+#endif
+#define NR_JUMP_FNS	8
 /*
  * Two registrars of any probes, then four of optimized ones, two jump
  * functions each: the four share each optimizer pass.
@@ -248,6 +308,7 @@ static void sentinel_counts(long *c)
 	c[4] = atomic64_read(&ret_hits);
 }
 
+#ifdef CONFIG_X86
 /*
  * Our kernel exports wait_for_kprobe_optimizer(); the tree's does not, so
  * the module links to it weakly and, run on the tree for comparison,
@@ -262,6 +323,16 @@ static void wait_optimizer(void)
 	else
 		msleep(1000);
 }
+#else
+/*
+ * arm64's storm runs on our kernel only; its module loader refuses the
+ * GOT relocation a weak reference needs.
+ */
+static void wait_optimizer(void)
+{
+	wait_for_kprobe_optimizer();
+}
+#endif
 
 /* ---- callers ----------------------------------------------------------- */
 
@@ -271,6 +342,8 @@ static void wait_optimizer(void)
  */
 static DECLARE_RWSEM(phase_sem);
 static bool switched_off;
+/* No /bin/sh to write the enabled file with: the switcher flips the sysctl only. */
+static bool no_shell;
 
 static void call_error(const char *fn, unsigned long x, long got)
 {
@@ -615,6 +688,13 @@ static void switch_kprobes(bool off)
 		}
 	}
 	ret = write_enabled(off ? "0" : "1");
+	if (ret == -ENOENT) {
+		/* No shell (the arm64 guest's): the file stays as it is. */
+		pr_info("kprobe_storm: no /bin/sh, the enabled file is not switched\n");
+		WRITE_ONCE(no_shell, true);
+		up_write(&phase_sem);
+		return;
+	}
 	if (ret)
 		reg_error("write enabled", ret);
 	if (off)
@@ -638,7 +718,11 @@ static int switcher(void *unused)
 		atomic64_inc(&nr_sysctl_flips);
 		if (i % 4)
 			continue;
+		if (READ_ONCE(no_shell))
+			continue;
 		switch_kprobes(true);
+		if (READ_ONCE(no_shell))
+			continue;
 		msleep(5 + get_random_u32_below(20));
 		switch_kprobes(false);
 	}
@@ -739,14 +823,14 @@ static void stop_threads(void)
 	}
 }
 
-/* The cpuid in storm_trap_fn (0f a2 at an instruction boundary). */
-static void *trap_cpuid(void)
+/* TRAP_INSN in storm_trap_fn, at an instruction boundary. */
+static void *trap_insn(void)
 {
 	struct storm_target *t = &targets[2];
 	unsigned int i;
 
 	for (i = 0; i < t->nr_offsets; i++)
-		if (!memcmp((u8 *)t->start + t->offsets[i], "\x0f\xa2", 2))
+		if (!memcmp((u8 *)t->start + t->offsets[i], TRAP_INSN, sizeof(TRAP_INSN) - 1))
 			return (u8 *)t->start + t->offsets[i];
 	return NULL;
 }
@@ -758,10 +842,11 @@ static int register_sentinels(void)
 
 	/*
 	 * The third probe-able offset of the body: its second instruction
-	 * (offset 0 is the entry, moved past the ENDBR with IBT).
+	 * (offset 0 is the entry, moved past the ENDBR with IBT; on arm64
+	 * the BTI C).
 	 */
 	sentinel_body.addr = (kprobe_opcode_t *)(body->start + body->offsets[2]);
-	sentinel_trap.addr = trap_cpuid();
+	sentinel_trap.addr = trap_insn();
 	if (!sentinel_trap.addr)
 		return -ENOENT;
 	sentinel_ret.maxactive = 4 * num_online_cpus() + 8;
