@@ -511,6 +511,9 @@ static __always_inline int kprobe_site_pre_handler(struct kprobe *site, unsigned
 	if (!(flags & KPROBE_FLAG_AGGREGATE))
 		return site->pre_handler && site->pre_handler(site, regs);
 	only = list_entry(READ_ONCE(site->list.next), struct kprobe, list);
+	/* No member left: a retiring site, reached through its detour. */
+	if (only == site)
+		return 0;
 	if (READ_ONCE(only->list.next) != &site->list ||
 	    (READ_ONCE(only->flags) & KPROBE_MEMBER_SKIP))
 		return kprobe_aggr_pre_handler(site, regs);
