@@ -255,6 +255,12 @@ asm(
 	KPT_RET
 	KPT_END(kpt_jcc)
 
+	/* Never called: 256 one-byte instructions for the index tests. */
+	KPT_FUNC(kpt_nop_sled)
+	".rept 256\n	nop\n.endr\n"
+	KPT_RET
+	KPT_END(kpt_nop_sled)
+
 	KPT_FUNC(kpt_ret)
 	"	movl $7, %eax\n"
 	KPT_RET
@@ -622,6 +628,12 @@ asm(".pushsection .text, \"ax\"\n"
 	"1:	mov	x0, #2\n"
 	"	ret\n"
 	KPT64_END(kpt64_b)
+
+	/* Never called: 256 instructions for the index tests. */
+	KPT64_FUNC(kpt_nop_sled)
+	".rept 256\n	nop\n.endr\n"
+	"	ret\n"
+	KPT64_END(kpt_nop_sled)
 
 	/* The callee of kpt64_bl: x + 1 */
 	KPT64_FUNC(kpt64_leaf)
@@ -4502,6 +4514,117 @@ static void test_unregister_holds_no_lock(struct kunit *test)
 
 /* ---- unregistering without waiting ------------------------------------------ */
 
+#if defined(CONFIG_X86_64) || defined(CONFIG_ARM64)
+/* kpt_nop_sled's instructions: any of them may be probed, none is run. */
+asmlinkage void kpt_nop_sled(void);
+#define SLED_INSNS	256
+#define SLED_INSN_SIZE	(IS_ENABLED(CONFIG_X86_64) ? 1 : 4)
+
+static void *sled_insn(int i)
+{
+	return (u8 *)kpt_nop_sled + i * SLED_INSN_SIZE;
+}
+
+/* What the other CPU does while a lookup is paused: see below. */
+static struct {
+	struct kprobe *gone, *arrives;
+	struct completion go;
+	atomic_t done;
+	int registered;
+} index_race;
+
+static int index_race_writer(void *unused)
+{
+	wait_for_completion(&index_race.go);
+	/* Does not wait for the reader's grace period, which it cannot get. */
+	kprobe_unregister_deferred(index_race.gone, NULL);
+	index_race.registered = register_kprobe(index_race.arrives);
+	atomic_set(&index_race.done, 1);
+	return 0;
+}
+
+/* Between the lookup's two loads: let the writer run, and wait for it. */
+static void index_race_between(void *unused)
+{
+	unsigned long timeout = jiffies + 30 * HZ;
+
+	complete(&index_race.go);
+	while (!atomic_read(&index_race.done) && time_before(jiffies, timeout))
+		cpu_relax();
+}
+
+/*
+ * Third review, P1: a lookup that has read an index entry's address is
+ * paused while another CPU unregisters that address's probe without
+ * waiting and registers one at another address whose search starts at
+ * the same entry, which takes the entry over. The lookup must not return
+ * the newcomer for the address asked for: it returns NULL (the probe
+ * asked for is gone). Both probes have a post_handler, so that neither
+ * site is optimized (the optimizer waits for every task to schedule).
+ */
+static void test_lookup_entry_reused(struct kunit *test)
+{
+	struct kprobe *gone, *arrives, *found;
+	struct task_struct *writer;
+	void *asked = NULL;
+	int i, j, cpu;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	gone = kunit_kzalloc(test, sizeof(*gone), GFP_KERNEL);
+	arrives = kunit_kzalloc(test, sizeof(*arrives), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, gone);
+	KUNIT_ASSERT_NOT_NULL(test, arrives);
+
+	/* A pair of the sled's instructions whose searches start together. */
+	for (i = 0, j = SLED_INSNS; i < SLED_INSNS && j == SLED_INSNS; i++) {
+		init_probe(gone, sled_insn(i), NULL, 0, count_pre, count_post);
+		KUNIT_ASSERT_EQ(test, 0, register_kprobe(gone));
+		for (j = 0; j < SLED_INSNS; j++) {
+			if (j != i && kprobes_test_index_slot(sled_insn(j)) ==
+				      kprobes_test_index_slot(sled_insn(i)))
+				break;
+		}
+		if (j == SLED_INSNS)
+			unregister_kprobe(gone);
+		else
+			asked = gone->addr;
+	}
+	KUNIT_ASSERT_LT_MSG(test, j, SLED_INSNS, "no two instructions share an index entry");
+	init_probe(arrives, sled_insn(j), NULL, 0, count_pre, count_post);
+
+	index_race.gone = gone;
+	index_race.arrives = arrives;
+	index_race.registered = -1;
+	init_completion(&index_race.go);
+	atomic_set(&index_race.done, 0);
+	migrate_disable();
+	cpu = smp_processor_id();
+	writer = kthread_create(index_race_writer, NULL, "kprobes-index-writer");
+	if (IS_ERR(writer)) {
+		migrate_enable();
+		unregister_kprobe(gone);
+		KUNIT_FAIL(test, "no writer thread: %ld", PTR_ERR(writer));
+		return;
+	}
+	kthread_bind(writer, cpumask_any_but(cpu_online_mask, cpu));
+	wake_up_process(writer);
+	found = kprobes_test_lookup_between(asked, index_race_between, NULL);
+	migrate_enable();
+
+	KUNIT_EXPECT_EQ(test, atomic_read(&index_race.done), 1);
+	KUNIT_EXPECT_EQ(test, index_race.registered, 0);
+	KUNIT_EXPECT_NULL_MSG(test, found, "found the site at %pS for %pS",
+			      found ? found->addr : NULL, asked);
+	/* And once over, the newcomer is found for its own address only. */
+	KUNIT_EXPECT_PTR_EQ(test, probe_at(arrives->addr), arrives);
+	KUNIT_EXPECT_NULL(test, probe_at(asked));
+	if (!index_race.registered)
+		unregister_kprobe(arrives);
+	kprobe_deferred_barrier();
+}
+#endif
+
 static atomic_t released;
 static struct kprobe *released_probe;
 
@@ -4678,6 +4801,60 @@ static void test_deferred_waits_for_readers(struct kunit *test)
 	kprobe_deferred_barrier();
 	KUNIT_EXPECT_EQ(test, atomic_read(&released), 1);
 }
+
+#ifdef CONFIG_KRETPROBES
+/*
+ * Third review, P2: a return probe waiting for its deferred release is
+ * the core's until then. register_kretprobe() refuses it with -EBUSY,
+ * unregister_kretprobe() and a second kretprobe_unregister_deferred()
+ * leave it be; none of them touches its instance pool, which a call in
+ * flight may still take from, and which its release alone frees (once).
+ */
+static void test_kretprobe_pending_release_kept(struct kunit *test)
+{
+	DECLARE_COMPLETION_ONSTACK(started);
+	struct task_struct *reader;
+	struct kretprobe *rp;
+	void *pool;
+
+	if (!preempt_model_preemptible() || num_online_cpus() < 2)
+		kunit_skip(test, "needs a preemptible kernel and two CPUs");
+	rp = kzalloc(sizeof(*rp), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, rp);
+	atomic_set(&rp_released, 0);
+	init_rp(rp, NULL, NULL, return_count, 0, 0);
+	rp->kp.addr = (kprobe_opcode_t *)kprobe_target;
+	if (register_kretprobe(rp)) {
+		kfree(rp);
+		KUNIT_FAIL(test, "register_kretprobe() failed");
+		return;
+	}
+	reader = kthread_run(rcu_reader_blocker, &started, "kprobes-rcu-reader");
+	if (IS_ERR(reader)) {
+		unregister_kretprobe(rp);
+		kfree(rp);
+		KUNIT_FAIL(test, "no reader thread");
+		return;
+	}
+	wait_for_completion(&started);
+
+	KUNIT_EXPECT_EQ(test, 0, kretprobe_unregister_deferred(rp, free_released_rp));
+	pool = instance_pool(rp);
+	KUNIT_EXPECT_NOT_NULL(test, pool);
+	KUNIT_EXPECT_EQ(test, -EBUSY, register_kretprobe(rp));
+	KUNIT_EXPECT_PTR_EQ(test, instance_pool(rp), pool);
+	unregister_kretprobe(rp);
+	KUNIT_EXPECT_PTR_EQ(test, instance_pool(rp), pool);
+	KUNIT_EXPECT_EQ(test, -EINVAL, kretprobe_unregister_deferred(rp, free_released_rp));
+	KUNIT_EXPECT_PTR_EQ(test, instance_pool(rp), pool);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rp_released), 0);
+
+	kthread_stop(reader);
+	kprobe_deferred_barrier();
+	/* Its callback freed it. */
+	KUNIT_EXPECT_EQ(test, atomic_read(&rp_released), 1);
+}
+#endif
 
 /*
  * The release runs that called run_release(): a run is one pass of the
@@ -6798,8 +6975,14 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_register_listed_twice),
 	KUNIT_CASE(test_unregister_holds_no_lock),
 	KUNIT_CASE(test_deferred_unregister),
+#if defined(CONFIG_X86_64) || defined(CONFIG_ARM64)
+	KUNIT_CASE(test_lookup_entry_reused),
+#endif
 	KUNIT_CASE(test_deferred_barrier_waits_for_callback),
 	KUNIT_CASE(test_deferred_waits_for_readers),
+#ifdef CONFIG_KRETPROBES
+	KUNIT_CASE(test_kretprobe_pending_release_kept),
+#endif
 	KUNIT_CASE(test_deferred_shares_grace_periods),
 	KUNIT_CASE(test_deferred_mixed_on_aggregate),
 #if defined(CONFIG_X86_64) && defined(CONFIG_OPTPROBES)

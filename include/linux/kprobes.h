@@ -299,6 +299,9 @@ int kprobes_set_all_armed(bool arm);
 void kprobes_test_pause_retiring(bool pause);
 void kprobes_test_forget_text(unsigned long start, unsigned long end);
 bool kprobes_test_hears_text_gone(unsigned long addr);
+struct kprobe *kprobes_test_lookup_between(void *addr, void (*between)(void *arg),
+					   void *arg);
+unsigned long kprobes_test_index_slot(void *addr);
 #endif
 
 #else /* !CONFIG_KPROBES: */

@@ -22,11 +22,21 @@
 
 #define pr_fmt(fmt) "kprobes: " fmt
 
+#include <linux/hashtable.h>
 #include <linux/workqueue.h>
 #include "internal.h"
 
 /* Deferred probes not released yet, oldest first; kprobe_mutex. */
 static LIST_HEAD(deferred_pending);
+
+/*
+ * The same, by probe, for kprobe_deferred_pending(), which every
+ * registration asks; kprobe_mutex. Only probes flagged
+ * KPROBE_FLAG_DEFERRED are looked up, so the common case, a probe never
+ * deferred, costs a flag test.
+ */
+#define DEFERRED_HASH_BITS	8
+static DEFINE_HASHTABLE(deferred_by_probe, DEFERRED_HASH_BITS);
 
 static void reap_work_fn(struct work_struct *work);
 static DECLARE_WORK(reap_work, reap_work_fn);
@@ -37,10 +47,30 @@ bool kprobe_deferred_pending(struct kprobe *p)
 	struct kprobe_deferred *d;
 
 	lockdep_assert_held(&kprobe_mutex);
-	list_for_each_entry(d, &deferred_pending, list)
+	if (!(p->flags & KPROBE_FLAG_DEFERRED))
+		return false;
+	hash_for_each_possible(deferred_by_probe, d, by_probe, (unsigned long)p)
 		if (d->p == p)
 			return true;
 	return false;
+}
+
+static void deferred_add(struct kprobe_deferred *d)
+{
+	list_add_tail(&d->list, &deferred_pending);
+	hash_add(deferred_by_probe, &d->by_probe, (unsigned long)d->p);
+	d->p->flags |= KPROBE_FLAG_DEFERRED;
+}
+
+/* @d's probe is no longer pending: what the core kept of it is freed. */
+static void deferred_let_go(struct kprobe_deferred *d)
+{
+	hash_del(&d->by_probe);
+	d->p->flags &= ~KPROBE_FLAG_DEFERRED;
+	kprobe_release_dying_sites(&d->dying_sites, &d->dying_aggregates);
+	kprobe_release_counters(&d->p, 1);
+	if (d->let_go)
+		d->let_go(d);
 }
 
 /* A deferred probe for @p, whose interface finishes it with @done. */
@@ -52,6 +82,7 @@ struct kprobe_deferred *kprobe_deferred_alloc(struct kprobe *p,
 	if (!d)
 		return NULL;
 	INIT_LIST_HEAD(&d->list);
+	INIT_HLIST_NODE(&d->by_probe);
 	INIT_LIST_HEAD(&d->dying_sites);
 	INIT_LIST_HEAD(&d->dying_aggregates);
 	d->p = p;
@@ -73,7 +104,7 @@ int kprobe_defer_unregister(struct kprobe_deferred *d)
 	unhooked = kprobe_unhook(&b, d->p);
 	kprobe_batch_defer(&b, d);
 	if (unhooked) {
-		list_add_tail(&d->list, &deferred_pending);
+		deferred_add(d);
 		/* Under the mutex: see kprobe_deferred_barrier(). */
 		queue_work(system_unbound_wq, &reap_work);
 	}
@@ -107,10 +138,8 @@ static void reap_work_fn(struct work_struct *work)
 
 	mutex_lock(&kprobe_mutex);
 	list_cut_position(&reaped, &deferred_pending, &last->list);
-	list_for_each_entry(d, &reaped, list) {
-		kprobe_release_dying_sites(&d->dying_sites, &d->dying_aggregates);
-		kprobe_release_counters(&d->p, 1);
-	}
+	list_for_each_entry(d, &reaped, list)
+		deferred_let_go(d);
 	mutex_unlock(&kprobe_mutex);
 
 	list_for_each_entry_safe(d, next, &reaped, list) {
@@ -196,3 +225,4 @@ void kprobe_deferred_barrier(void)
 	flush_work(&reap_work);
 }
 EXPORT_SYMBOL_GPL(kprobe_deferred_barrier);
+

@@ -165,16 +165,23 @@ struct kprobe_batch {
  *	(start_poll_synchronize_rcu(), taken once @p was unhooked)
  * @dying_sites, @dying_aggregates: sites its batch took out, freed
  *	after that grace period (as struct kprobe_batch's free lists)
+ * @by_probe: in deferred.c's hash of pending probes, by @p (kprobe_mutex)
+ * @let_go: frees what the interface keeps for @p besides its sites (a
+ *	return probe's instances), with kprobe_mutex held, in the step that
+ *	ends @p's pending state: a call on @p that sees it pending leaves
+ *	that alone, and one that does not finds it freed; may be NULL
  * @done: what its owner's interface does once the core let go of @p:
  *	called with no lock held, in process context
  * @kp_release, @rp_release: the owner's callback, for @done to call
  */
 struct kprobe_deferred {
 	struct list_head list;
+	struct hlist_node by_probe;
 	struct kprobe *p;
 	unsigned long rcu_cookie;
 	struct list_head dying_sites;
 	struct list_head dying_aggregates;
+	void (*let_go)(struct kprobe_deferred *d);
 	void (*done)(struct kprobe_deferred *d);
 	union {
 		void (*kp_release)(struct kprobe *p);
@@ -205,6 +212,9 @@ struct kprobe_deferred {
  * 20  OPT_BLOCKED   site   optimizer.c: blocked by a probe in its region
  * 21  JUMPED        site   optimizer.c: the jump was written at some time
  * 22  QUERY         probe  debugfs: only asked about (<linux/kprobes_arch.h>)
+ * 23  DEFERRED      probe  deferred.c: unregistered without waiting, not
+ *                          released yet (a hint: a caller's garbage may
+ *                          set it, so deferred.c's hash decides)
  * 24  NO_PRE        probe  core.c: no pre_handler (hit)
  * 25  SITE_COUNTED  probe  counters.c: its hits are its site's (hit)
  * 26  UNHOOKED      probe  core.c: left the table in this batch (cleared
@@ -219,6 +229,7 @@ struct kprobe_deferred {
 #define KPROBE_FLAG_OPT_BLOCKED		BIT(20)
 #define KPROBE_FLAG_JUMPED		BIT(21)
 /*	KPROBE_FLAG_QUERY		BIT(22), <linux/kprobes_arch.h> */
+#define KPROBE_FLAG_DEFERRED		BIT(23)
 /*	KPROBE_FLAG_NO_PRE		BIT(24), <linux/kprobes_arch.h> */
 #define KPROBE_FLAG_SITE_COUNTED	BIT(25)
 #define KPROBE_FLAG_UNHOOKED		BIT(26)

@@ -428,20 +428,27 @@ static bool kretprobe_blacklisted(unsigned long func)
 	return false;
 }
 
+/*
+ * -EINVAL if @rp is registered, -EBUSY if it waits for its deferred
+ * release (deferred.c): either way its pool is in use.
+ */
+static int kretprobe_in_use(struct kretprobe *rp)
+{
+	struct kprobe *site;
+	int ret = 0;
+
+	mutex_lock(&kprobe_mutex);
+	if (rp->kp.addr && kprobe_find_registered(&rp->kp, &site))
+		ret = -EINVAL;
+	else if (kprobe_deferred_pending(&rp->kp))
+		ret = -EBUSY;
+	mutex_unlock(&kprobe_mutex);
+	return ret;
+}
+
 static int kretprobe_default_maxactive(void)
 {
 	return max_t(int, 10, 2 * num_possible_cpus());
-}
-
-static bool kprobe_is_registered(struct kprobe *p)
-{
-	struct kprobe *site;
-	bool ret;
-
-	mutex_lock(&kprobe_mutex);
-	ret = p->addr && kprobe_find_registered(p, &site);
-	mutex_unlock(&kprobe_mutex);
-	return ret;
 }
 
 /* Validate @rp and give it its instance pool; no locks held. */
@@ -455,9 +462,12 @@ static int kretprobe_prepare(struct kretprobe *rp)
 	/* It takes kprobe_mutex, which comes before text_mutex. */
 	lockdep_assert_not_held(&kprobe_mutex);
 	lockdep_assert_not_held(&text_mutex);
-	/* A registered one must keep its pool: refuse before touching it. */
-	if (!rp || kprobe_is_registered(&rp->kp))
+	/* A registered one, or one pending release, keeps its pool. */
+	if (!rp)
 		return -EINVAL;
+	ret = kretprobe_in_use(rp);
+	if (ret)
+		return ret;
 	addr = kprobe_resolve_addr(rp->kp.addr, rp->kp.symbol_name, rp->kp.offset,
 				   &on_func_entry, &func);
 	if (IS_ERR(addr))
@@ -585,39 +595,58 @@ int register_kretprobe(struct kretprobe *rp)
 }
 EXPORT_SYMBOL_GPL(register_kretprobe);
 
+/*
+ * Unregister those of @rps that are not pending release; @kps has room
+ * for @num. One pending release (deferred.c) is left alone: its pool
+ * stays until its release frees it (kretprobe_deferred_let_go(), which
+ * the pending check is exclusive with under kprobe_mutex).
+ */
+static void unregister_kretprobes_with(struct kretprobe **rps, int num,
+				       struct kprobe **kps)
+{
+	int i;
+
+	mutex_lock(&kprobe_mutex);
+	for (i = 0; i < num; i++)
+		kps[i] = rps[i] && !kprobe_deferred_pending(&rps[i]->kp) ? &rps[i]->kp : NULL;
+	mutex_unlock(&kprobe_mutex);
+	for (i = 0; i < num; i++)
+		if (kps[i])
+			kretprobe_stop(rps[i]);
+	unregister_kprobes(kps, num);
+	for (i = 0; i < num; i++)
+		if (kps[i])
+			kretprobe_release(rps[i]);
+}
+
 /**
  * unregister_kretprobes() - unregister several return probes
  * @rps: the probes
  * @num: how many
  *
  * Calls in flight still return to their callers; their return handlers
- * do not run once this has returned.
+ * do not run once this has returned. A probe waiting for its release
+ * after kretprobe_unregister_deferred() is left to it.
  */
 void unregister_kretprobes(struct kretprobe **rps, int num)
 {
-	struct kprobe **kps;
+	struct kprobe *one, **kps;
 	int i;
 
 	if (num <= 0 || !rps)
 		return;
-	for (i = 0; i < num; i++)
-		if (rps[i])
-			kretprobe_stop(rps[i]);
-
+	if (num == 1) {
+		unregister_kretprobes_with(rps, 1, &one);
+		return;
+	}
 	kps = kcalloc(num, sizeof(*kps), GFP_KERNEL);
 	if (kps) {
-		for (i = 0; i < num; i++)
-			kps[i] = rps[i] ? &rps[i]->kp : NULL;
-		unregister_kprobes(kps, num);
+		unregister_kretprobes_with(rps, num, kps);
 		kfree(kps);
-	} else {
-		for (i = 0; i < num; i++)
-			if (rps[i])
-				unregister_kprobe(&rps[i]->kp);
+		return;
 	}
 	for (i = 0; i < num; i++)
-		if (rps[i])
-			kretprobe_release(rps[i]);
+		unregister_kretprobes_with(&rps[i], 1, &one);
 }
 EXPORT_SYMBOL_GPL(unregister_kretprobes);
 
@@ -632,13 +661,16 @@ void unregister_kretprobe(struct kretprobe *rp)
 EXPORT_SYMBOL_GPL(unregister_kretprobe);
 
 /* A deferred return probe, after its grace period: free its instances. */
+static void kretprobe_deferred_let_go(struct kprobe_deferred *d)
+{
+	lockdep_assert_held(&kprobe_mutex);
+	kretprobe_release(container_of(d->p, struct kretprobe, kp));
+}
+
 static void kretprobe_deferred_done(struct kprobe_deferred *d)
 {
-	struct kretprobe *rp = container_of(d->p, struct kretprobe, kp);
-
-	kretprobe_release(rp);
 	if (d->rp_release)
-		d->rp_release(rp);
+		d->rp_release(container_of(d->p, struct kretprobe, kp));
 }
 
 /**
@@ -669,8 +701,15 @@ int kretprobe_unregister_deferred(struct kretprobe *rp,
 	if (!d)
 		return -ENOMEM;
 	d->rp_release = release;
-	kretprobe_stop(rp);
-	ret = kprobe_defer_unregister(d);
+	d->let_go = kretprobe_deferred_let_go;
+	/* Not one pending already: its pool may be freed at any time. */
+	mutex_lock(&kprobe_mutex);
+	ret = kprobe_deferred_pending(&rp->kp) ? -EINVAL : 0;
+	if (!ret)
+		kretprobe_stop(rp);
+	mutex_unlock(&kprobe_mutex);
+	if (!ret)
+		ret = kprobe_defer_unregister(d);
 	if (ret)
 		kfree(d);
 	return ret;

@@ -72,20 +72,21 @@ static nokprobe_inline unsigned long index_start(const struct kprobe_index *idx,
 	return ((u32)addr * GOLDEN_RATIO_32) >> idx->shift;
 }
 
-/**
- * get_kprobe() - find the probe site at an address
- * @addr: the probed instruction's address
- *
- * Called on the hit path with preemption or interrupts disabled, or with
- * kprobe_mutex held. Not traced: every breakpoint hit calls it, and
- * would run its function tracer NOPs.
- *
- * Return: the site (a lone probe or an aggregate), or NULL.
+/*
+ * The lookup get_kprobe() makes. An entry may be removed and filled again
+ * for another address between the load of its address and that of its
+ * site (a removed entry is reused at once: unregistering need not wait
+ * for a grace period), so the site found is the answer only if it is at
+ * @addr; otherwise @addr's site left while we looked, and there is none.
+ * @between, constant NULL but in the KUnit suite's copy, runs between the
+ * two loads.
  */
-notrace struct kprobe *get_kprobe(void *addr)
+static __always_inline struct kprobe *index_lookup(void *addr, void (*between)(void *arg),
+						   void *arg)
 {
 	struct kprobe_index_entry *entry;
 	struct kprobe_index *idx;
+	struct kprobe *site;
 	unsigned long i, a;
 
 	idx = rcu_dereference_check(kprobe_index, lockdep_is_held(&kprobe_mutex) ||
@@ -98,11 +99,31 @@ notrace struct kprobe *get_kprobe(void *addr)
 		a = smp_load_acquire(&entry[i].addr);
 		/* Most hits find their site first: no more work for them. */
 		if (likely(a == (unsigned long)addr))
-			return READ_ONCE(entry[i].site);
+			break;
 		if (a == INDEX_EMPTY)
 			return NULL;
 		i = (i + 1) & idx->mask;
 	}
+	if (between)
+		between(arg);
+	/* A site is freed after a grace period: ours holds it. */
+	site = READ_ONCE(entry[i].site);
+	return likely(site->addr == addr) ? site : NULL;
+}
+
+/**
+ * get_kprobe() - find the probe site at an address
+ * @addr: the probed instruction's address
+ *
+ * Called on the hit path with preemption or interrupts disabled, or with
+ * kprobe_mutex held. Not traced: every breakpoint hit calls it, and
+ * would run its function tracer NOPs.
+ *
+ * Return: the site (a lone probe or an aggregate) at @addr, or NULL.
+ */
+notrace struct kprobe *get_kprobe(void *addr)
+{
+	return index_lookup(addr, NULL, NULL);
 }
 EXPORT_SYMBOL_GPL(get_kprobe);
 NOKPROBE_SYMBOL(get_kprobe);
@@ -111,6 +132,53 @@ static struct kprobe_index *index_locked(void)
 {
 	return rcu_dereference_protected(kprobe_index, lockdep_is_held(&kprobe_mutex));
 }
+
+#if IS_ENABLED(CONFIG_KUNIT)
+/**
+ * kprobes_test_lookup_between() - get_kprobe(), with a pause
+ * @addr: the address to look up
+ * @between: called between the load of the index entry's address and
+ *	that of its site, in an RCU read-side critical section
+ * @arg: its argument
+ *
+ * For the KUnit suite: the interleaving get_kprobe() must survive, made
+ * at will (@between has another task remove the site at @addr and
+ * register one for another address in the same entry).
+ *
+ * Return: as get_kprobe().
+ */
+struct kprobe *kprobes_test_lookup_between(void *addr, void (*between)(void *arg),
+					   void *arg)
+{
+	struct kprobe *site;
+
+	rcu_read_lock();
+	site = index_lookup(addr, between, arg);
+	rcu_read_unlock();
+	return site;
+}
+EXPORT_SYMBOL_IF_KUNIT(kprobes_test_lookup_between);
+
+/**
+ * kprobes_test_index_slot() - where the index starts looking for an address
+ * @addr: the address
+ *
+ * For the KUnit suite, which needs two addresses whose searches start
+ * at the same entry of the index as it is now.
+ *
+ * Return: the entry's number.
+ */
+unsigned long kprobes_test_index_slot(void *addr)
+{
+	unsigned long slot;
+
+	mutex_lock(&kprobe_mutex);
+	slot = index_start(index_locked(), (unsigned long)addr);
+	mutex_unlock(&kprobe_mutex);
+	return slot;
+}
+EXPORT_SYMBOL_IF_KUNIT(kprobes_test_index_slot);
+#endif
 
 /* The entry holding @addr, or the first free one on its way; kprobe_mutex. */
 static struct kprobe_index_entry *index_find(struct kprobe_index *idx,

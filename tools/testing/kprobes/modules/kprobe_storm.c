@@ -448,8 +448,22 @@ struct registrar {
 	struct kretprobe *rps[RP_BATCH];
 };
 
+/*
+ * Hits whose pc is not their probe's: a handler run for another address's
+ * call (a lookup that took a site for the wrong address, as an index
+ * entry is reused). A hit shows the pc past a one-byte int3 on x86, and
+ * the probe's address elsewhere, whatever path it took.
+ */
+static atomic_t misplaced_hits;
+
 static int nop_pre(struct kprobe *p, struct pt_regs *regs)
 {
+	unsigned long want = (unsigned long)p->addr + (IS_ENABLED(CONFIG_X86) ? 1 : 0);
+
+	if (unlikely(instruction_pointer(regs) != want) &&
+	    atomic_inc_return(&misplaced_hits) == 1)
+		pr_err("kprobe_storm: a hit of %pS at %pS\n", p->addr,
+		       (void *)instruction_pointer(regs));
 	return 0;
 }
 
@@ -1009,6 +1023,11 @@ static int check_set(const char *val, const struct kernel_param *kp)
 		return -EINVAL;
 	unregister_sentinels();
 	storm_secs = 0;
+	if (atomic_read(&misplaced_hits)) {
+		count_errors++;
+		pr_err("kprobe_storm: %d hits at another pc than their probe's\n",
+		       atomic_read(&misplaced_hits));
+	}
 	wait_optimizer();
 	/* The clients' deferred releases, and their entries out of ftrace. */
 	kprobe_deferred_barrier();
