@@ -5160,6 +5160,60 @@ static void test_enomem_each_allocation(struct kunit *test)
 	if (!failed)
 		kunit_skip(test, "no allocation failed: failslab ignores GFP_KERNEL here");
 }
+
+#ifdef CONFIG_KPROBES_ON_FTRACE
+/*
+ * Third review, P5: a function entry's probe unregistered while each of
+ * its allocations fails in turn (none, once it needs none). Its site
+ * goes whatever fails, so its ip
+ * must leave our ftrace filters too: had it stayed counted, a later
+ * probe there would count it twice and its removal would leave our ops
+ * registered with an empty filter, which traces every function.
+ */
+static void test_enomem_ftrace_site_leaves(struct kunit *test)
+{
+	struct timespec64 ts;
+	struct kprobe kp;
+	void *control;
+	int n, left;
+
+	current->fail_nth = 1;
+	control = kmalloc(16, GFP_KERNEL);
+	current->fail_nth = 0;
+	kfree(control);
+	if (control)
+		kunit_skip(test, "failslab ignores GFP_KERNEL here");
+	kprobe_deferred_barrier();
+	if (kprobes_test_ftrace_users())
+		kunit_skip(test, "other probes are at function entries");
+	/* Until unregistering makes fewer allocations than @n. */
+	for (n = 1; n <= 64; n++) {
+		init_probe(&kp, NULL, FTRACE_TARGET, 0, ftrace_pre, NULL);
+		KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+		KUNIT_ASSERT_TRUE(test, kprobe_ftrace(&kp));
+		current->fail_nth = n;
+		unregister_kprobe(&kp);
+		left = current->fail_nth;
+		current->fail_nth = 0;
+		kprobe_deferred_barrier();
+		/* Not on: a count off by one ends with our ops tracing everything. */
+		KUNIT_ASSERT_EQ_MSG(test, kprobes_test_ftrace_users(), 0,
+				    "allocation %d failed", n);
+		KUNIT_EXPECT_NULL(test, probe_at(kp.addr));
+		if (left)
+			break;
+	}
+	/* Once more, whole: in and out of the filter. */
+	init_probe(&kp, NULL, FTRACE_TARGET, 0, ftrace_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	ts = ns_to_timespec64(5);
+	KUNIT_EXPECT_EQ(test, ts.tv_nsec, 5);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	unregister_kprobe(&kp);
+	kprobe_deferred_barrier();
+	KUNIT_EXPECT_EQ(test, kprobes_test_ftrace_users(), 0);
+}
+#endif
 #endif
 
 #ifdef CONFIG_X86_64
@@ -6993,6 +7047,9 @@ static struct kunit_case kprobes_testcases[] = {
 #endif
 #ifdef CONFIG_FAILSLAB
 	KUNIT_CASE(test_enomem_each_allocation),
+#ifdef CONFIG_KPROBES_ON_FTRACE
+	KUNIT_CASE(test_enomem_ftrace_site_leaves),
+#endif
 #endif
 #ifdef CONFIG_X86_64
 #ifdef CONFIG_OPTPROBES

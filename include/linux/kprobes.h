@@ -302,6 +302,7 @@ bool kprobes_test_hears_text_gone(unsigned long addr);
 struct kprobe *kprobes_test_lookup_between(void *addr, void (*between)(void *arg),
 					   void *arg);
 unsigned long kprobes_test_index_slot(void *addr);
+unsigned int kprobes_test_ftrace_users(void);
 #endif
 
 #else /* !CONFIG_KPROBES: */

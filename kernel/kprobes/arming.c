@@ -27,16 +27,57 @@ bool kprobe_site_wants_armed(struct kprobe *site)
 	       !kprobe_site_dying(site);
 }
 
-/* Room for one more change in @l, and for applying it. */
-static int ftrace_changes_reserve(struct kprobe_ftrace_changes *l)
+/*
+ * The changes a batch makes to one of our ftrace filters: an ip is added
+ * (+1) or removed (-1). A site may change more than once in a batch (it
+ * is disarmed when its last enabled probe is disabled, then armed again
+ * when another is enabled), so the changes are summed per ip when the
+ * batch applies them.
+ */
+struct kprobe_ftrace_change {
+	unsigned long ip;
+	int delta;
+};
+
+struct kprobe_ftrace_changes {
+	struct kprobe_ftrace_change *change;
+	unsigned long *ips;	/* room for applying them, so that it cannot fail */
+	unsigned int nr;
+	unsigned int max;
+};
+
+/* The two ftrace_ops an armed ftrace site can be in; see KPROBE_FLAG_IPMODIFY. */
+#define KPROBE_FTRACE_PLAIN	0
+#define KPROBE_FTRACE_IPMODIFY	1
+#define KPROBE_FTRACE_NR		2
+
+/* How many sites are in each ops' filter. Under kprobe_mutex. */
+static unsigned int kprobe_ftrace_users[KPROBE_FTRACE_NR];
+
+/*
+ * The changes the open batch makes to each filter, applied when it is
+ * published (kprobe_ftrace_changes_apply()). Under kprobe_mutex, which
+ * every batch holds from its start to its publication.
+ *
+ * Queuing a removal cannot fail: a site leaving (unregistered, or its
+ * text gone) is freed whether or not its ip could be queued, and an ip
+ * left in a filter uncounted would set kprobe_ftrace_users apart from
+ * the filter for good. So each filter's list always has room for a
+ * removal of every ip it holds, and for two changes (arming, then
+ * disarming again) per change queued in this batch: an addition, which
+ * may fail, makes that room first. Removals are then at most the sites
+ * armed when the batch began (kprobe_ftrace_users) and those it armed.
+ */
+static struct kprobe_ftrace_changes ftrace_changes[KPROBE_FTRACE_NR];
+
+static int ftrace_changes_grow(struct kprobe_ftrace_changes *l, unsigned int n)
 {
 	struct kprobe_ftrace_change *change;
 	unsigned long *ips;
-	unsigned int n;
 
-	if (l->nr < l->max)
+	if (n <= l->max)
 		return 0;
-	n = max(16U, 2 * l->max);
+	n = max3(16U, 2 * l->max, n);
 	change = krealloc_array(l->change, n, sizeof(*change), GFP_KERNEL);
 	if (!change)
 		return -ENOMEM;
@@ -49,12 +90,37 @@ static int ftrace_changes_reserve(struct kprobe_ftrace_changes *l)
 	return 0;
 }
 
-/* @ip: the call site's, which ftrace knows it by (arch_kprobe_ftrace_ip()). */
-static void ftrace_changes_add(struct kprobe_ftrace_changes *l, unsigned long ip, int delta)
+/*
+ * @ip: the call site's, which ftrace knows it by (arch_kprobe_ftrace_ip()).
+ * Return: 0, or -ENOMEM for an addition there was no room for.
+ */
+static int ftrace_changes_add(int kind, unsigned long ip, int delta)
 {
+	struct kprobe_ftrace_changes *l = &ftrace_changes[kind];
+
+	lockdep_assert_held(&kprobe_mutex);
+	if (delta > 0 &&
+	    ftrace_changes_grow(l, kprobe_ftrace_users[kind] + 2 * (l->nr + 1)))
+		return -ENOMEM;
+	if (WARN_ON_ONCE(l->nr >= l->max))
+		return -ENOMEM;
 	l->change[l->nr].ip = ip;
 	l->change[l->nr].delta = delta;
 	l->nr++;
+	return 0;
+}
+
+/* After a batch: no memory is kept for a filter that holds nothing. */
+static void ftrace_changes_done(int kind)
+{
+	struct kprobe_ftrace_changes *l = &ftrace_changes[kind];
+
+	l->nr = 0;
+	if (kprobe_ftrace_users[kind])
+		return;
+	kfree(l->change);
+	kfree(l->ips);
+	memset(l, 0, sizeof(*l));
 }
 
 /*
@@ -65,7 +131,7 @@ static void ftrace_changes_add(struct kprobe_ftrace_changes *l, unsigned long ip
  * updates, and calls made between them would reach the handlers twice or
  * not at all.
  */
-static int ftrace_site_sync(struct kprobe_batch *b, struct kprobe *site, bool want)
+static int ftrace_site_sync(struct kprobe *site, bool want)
 {
 	bool ipmodify;
 	int kind;
@@ -74,10 +140,9 @@ static int ftrace_site_sync(struct kprobe_batch *b, struct kprobe *site, bool wa
 		return 0;
 	ipmodify = want ? !!site->post_handler : kprobe_site_ipmodify(site);
 	kind = ipmodify ? KPROBE_FTRACE_IPMODIFY : KPROBE_FTRACE_PLAIN;
-	if (ftrace_changes_reserve(&b->ftrace[kind]))
+	if (ftrace_changes_add(kind, arch_kprobe_ftrace_ip((unsigned long)site->addr),
+			       want ? 1 : -1))
 		return -ENOMEM;
-	ftrace_changes_add(&b->ftrace[kind], arch_kprobe_ftrace_ip((unsigned long)site->addr),
-			   want ? 1 : -1);
 	site->flags &= ~(KPROBE_FLAG_ARMED | KPROBE_FLAG_IPMODIFY);
 	if (want)
 		site->flags |= KPROBE_FLAG_ARMED | (ipmodify ? KPROBE_FLAG_IPMODIFY : 0);
@@ -120,9 +185,6 @@ static struct ftrace_ops *const kprobe_ftrace_ops_by_kind[KPROBE_FTRACE_NR] = {
 	[KPROBE_FTRACE_PLAIN] = &kprobe_ftrace_ops,
 	[KPROBE_FTRACE_IPMODIFY] = &kprobe_ipmodify_ops,
 };
-
-/* How many sites are in each ops' filter. Under kprobe_mutex. */
-static unsigned int kprobe_ftrace_users[KPROBE_FTRACE_NR];
 
 /*
  * Add @ips to, or remove them from, one of our ftrace filters. An ops is
@@ -376,13 +438,14 @@ static int ftrace_add_each(int kind, unsigned long *ips, unsigned int nr)
 }
 
 /*
- * Apply a batch's changes to one filter and free them: removals first,
- * then additions, all at once unless ftrace refuses some (see
+ * Apply the open batch's changes to one filter: removals first, then
+ * additions, all at once unless ftrace refuses some (see
  * ftrace_add_each()). The ips to add fill l->ips from the front, those
  * to remove from the back: together they are at most one per change.
  */
-int kprobe_ftrace_changes_apply(struct kprobe_ftrace_changes *l, int kind)
+static int ftrace_changes_apply(int kind)
 {
+	struct kprobe_ftrace_changes *l = &ftrace_changes[kind];
 	struct kprobe_ftrace_change *c = l->change;
 	unsigned int i, j, nr_add = 0, nr_del = 0;
 	unsigned long *add = l->ips, *del;
@@ -415,10 +478,50 @@ int kprobe_ftrace_changes_apply(struct kprobe_ftrace_changes *l, int kind)
 		ret = ret ?: err;
 	}
 out:
-	kfree(l->change);
-	kfree(l->ips);
+	ftrace_changes_done(kind);
 	return ret;
 }
+
+/**
+ * kprobe_ftrace_changes_apply() - apply the open batch's filter changes
+ *
+ * Called when a batch is published, with no text lock held (ftrace
+ * takes them). kprobe_mutex held.
+ *
+ * Return: 0, or the error ftrace gave for a site it could not arm (that
+ * site is left unarmed).
+ */
+int kprobe_ftrace_changes_apply(void)
+{
+	int ret, err;
+
+	lockdep_assert_held(&kprobe_mutex);
+	ret = ftrace_changes_apply(KPROBE_FTRACE_PLAIN);
+	err = ftrace_changes_apply(KPROBE_FTRACE_IPMODIFY);
+	return ret ?: err;
+}
+
+#if IS_ENABLED(CONFIG_KUNIT)
+/**
+ * kprobes_test_ftrace_users() - how many ips our ftrace filters count
+ *
+ * For the KUnit suite: once no probe is at a function entry and the
+ * stale ips are flushed (kprobe_deferred_barrier()), none.
+ *
+ * Return: the sum over both filters.
+ */
+unsigned int kprobes_test_ftrace_users(void)
+{
+	unsigned int users;
+
+	mutex_lock(&kprobe_mutex);
+	users = kprobe_ftrace_users[KPROBE_FTRACE_PLAIN] +
+		kprobe_ftrace_users[KPROBE_FTRACE_IPMODIFY];
+	mutex_unlock(&kprobe_mutex);
+	return users;
+}
+EXPORT_SYMBOL_IF_KUNIT(kprobes_test_ftrace_users);
+#endif
 
 /*
  * Bring a site's armed state in line with kprobe_site_wants_armed(), and its
@@ -435,7 +538,7 @@ int kprobe_site_sync_armed(struct kprobe_batch *b, struct kprobe *site)
 	want = kprobe_site_wants_armed(site);
 	kprobe_site_sync_optimized(b, site, want);
 	if (kprobe_ftrace(site))
-		return ftrace_site_sync(b, site, want);
+		return ftrace_site_sync(site, want);
 	if (want == kprobe_site_armed(site))
 		return 0;
 	if (kprobe_gone(site)) {

@@ -27,6 +27,8 @@ void kprobes_lock_text(void)
  */
 void kprobe_batch_begin(struct kprobe_batch *b)
 {
+	/* Held until the batch is published: arming.c's queues are its. */
+	lockdep_assert_held(&kprobe_mutex);
 	memset(b, 0, sizeof(*b));
 	INIT_LIST_HEAD(&b->free_list);
 	INIT_LIST_HEAD(&b->free_aggregates);
@@ -133,15 +135,11 @@ static int batch_publish(struct kprobe_batch *b)
 {
 	struct kprobe_aggregate *agg;
 	struct kprobe *site;
-	int ret, err;
+	int ret;
 
 	kprobe_batch_apply_text(b);
 	kprobes_unlock_text();
-
-	ret = kprobe_ftrace_changes_apply(&b->ftrace[KPROBE_FTRACE_PLAIN], KPROBE_FTRACE_PLAIN);
-	err = kprobe_ftrace_changes_apply(&b->ftrace[KPROBE_FTRACE_IPMODIFY],
-					  KPROBE_FTRACE_IPMODIFY);
-	ret = ret ?: err;
+	ret = kprobe_ftrace_changes_apply();
 
 	list_for_each_entry(site, &b->free_list, list)
 		kprobe_site_unhash(site);

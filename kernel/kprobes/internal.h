@@ -105,36 +105,10 @@ static inline struct kprobe *aggr_site(struct kprobe_aggregate *agg)
 /* ---- batch.c: one registration call's batch ----------------------------- */
 
 /*
- * The changes a batch makes to one of our ftrace filters: an ip is added
- * (+1) or removed (-1). A site may change more than once in a batch (it
- * is disarmed when its last enabled probe is disabled, then armed again
- * when another is enabled), so the changes are summed per ip when the
- * batch applies them.
- */
-struct kprobe_ftrace_change {
-	unsigned long ip;
-	int delta;
-};
-
-struct kprobe_ftrace_changes {
-	struct kprobe_ftrace_change *change;
-	unsigned long *ips;	/* room for applying them, so that it cannot fail */
-	unsigned int nr;
-	unsigned int max;
-};
-
-/* The two ftrace_ops an armed ftrace site can be in; see KPROBE_FLAG_IPMODIFY. */
-#define KPROBE_FTRACE_PLAIN	0
-#define KPROBE_FTRACE_IPMODIFY	1
-#define KPROBE_FTRACE_NR		2
-
-/*
  * struct kprobe_batch - the sites one registration call changes
  * @free_list: lone sites leaving the table, freed after one grace period
  *	(linked by their ->list, which only an aggregate's readers walk)
  * @free_aggregates: the same for aggregates (by kprobe_aggregate::dying)
- * @ftrace: changes to each of our ftrace filters, applied after
- *	text_mutex is dropped
  * @poked: breakpoint writes were queued and must be applied
  * @need_sync: wait for a grace period before returning, because a probe
  *	left the table or an aggregate
@@ -146,7 +120,6 @@ struct kprobe_ftrace_changes {
 struct kprobe_batch {
 	struct list_head free_list;
 	struct list_head free_aggregates;
-	struct kprobe_ftrace_changes ftrace[KPROBE_FTRACE_NR];
 	bool poked;
 	bool need_sync;
 	bool deferred;
@@ -441,7 +414,7 @@ bool kprobe_deferred_pending(struct kprobe *p);
 /* ---- arming.c ----------------------------------------------------------- */
 
 bool kprobe_site_wants_armed(struct kprobe *site);
-int kprobe_ftrace_changes_apply(struct kprobe_ftrace_changes *l, int kind);
+int kprobe_ftrace_changes_apply(void);
 int kprobe_site_sync_armed(struct kprobe_batch *b, struct kprobe *site);
 void kprobe_ftrace_flush_stale(void);
 
