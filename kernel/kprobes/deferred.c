@@ -23,6 +23,7 @@
 #define pr_fmt(fmt) "kprobes: " fmt
 
 #include <linux/hashtable.h>
+#include <linux/module.h>
 #include <linux/workqueue.h>
 #include "internal.h"
 
@@ -167,9 +168,10 @@ static void kprobe_deferred_done(struct kprobe_deferred *d)
  * workqueue, in process context, with no kprobes lock held, after an RCU
  * grace period that began once @p was out. Probes unregistered while it
  * runs share one grace period. Until then @p must not be touched, and
- * register_kprobe(@p) fails with -EBUSY. A module whose @release is its
- * own code, or whose probes are its own data, calls
- * kprobe_deferred_barrier() before it goes.
+ * register_kprobe(@p) fails with -EBUSY. When a module whose @release is
+ * its own code, or whose probes are its own data, goes, its releases are
+ * waited for before its memory is freed; kprobe_deferred_barrier() waits
+ * for them at once.
  *
  * Context: process context, may sleep (it takes kprobe_mutex and the text
  * locks, as unregister_kprobe() does), but waits for no grace period.
@@ -226,3 +228,48 @@ void kprobe_deferred_barrier(void)
 }
 EXPORT_SYMBOL_GPL(kprobe_deferred_barrier);
 
+#ifdef CONFIG_MODULES
+/* Does a pending release call into @mod, or give back a probe in it? */
+static bool pending_in_module(struct module *mod)
+{
+	struct kprobe_deferred *d;
+	bool found = false;
+
+	mutex_lock(&kprobe_mutex);
+	list_for_each_entry(d, &deferred_pending, list) {
+		/* kp_release and rp_release share their place. */
+		if (within_module((unsigned long)d->kp_release, mod) ||
+		    within_module((unsigned long)d->p, mod)) {
+			found = true;
+			break;
+		}
+	}
+	mutex_unlock(&kprobe_mutex);
+	return found;
+}
+
+/*
+ * A module whose probes wait for their release, into its own code or
+ * in its own data, is going: after its exit, before its memory is
+ * freed, wait for those releases, should its exit not have called
+ * kprobe_deferred_barrier(). Also while the release work runs: a
+ * release it is calling is off the list already.
+ */
+static int deferred_module_callback(struct notifier_block *nb, unsigned long val,
+				    void *data)
+{
+	if (val == MODULE_STATE_GOING && (pending_in_module(data) || work_busy(&reap_work)))
+		kprobe_deferred_barrier();
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block deferred_module_nb = {
+	.notifier_call = deferred_module_callback,
+};
+
+static int __init kprobe_deferred_init(void)
+{
+	return register_module_notifier(&deferred_module_nb);
+}
+early_initcall(kprobe_deferred_init);
+#endif

@@ -578,6 +578,30 @@ static int t_deferred_module(void)
 	       ok;
 }
 
+/*
+ * Third review: the same module, whose exit forgets the barrier
+ * (barrier=0), and whose first release sleeps for two seconds. Its
+ * releases, into its own code, must still all run, after its exit,
+ * before that code is freed: the core waits for them when the module
+ * goes, before delete_module() returns. Without that, the sleeping
+ * release wakes up in freed text.
+ */
+static int t_deferred_module_no_barrier(void)
+{
+	int listed, ok;
+
+	if (!have_modules)
+		return skip(NO_MODULES);
+	listed = lines_with(D "/list", "kernel_clone", NULL);
+	if (insmod("kprobe_deferred", "barrier=0"))
+		return 0;
+	ok = step(!rmmod("kprobe_deferred"), "unloaded at once");
+	ok &= step(count_log("kprobe_deferred: the last released after the exit") == 1,
+		   "every release ran, after the exit, before the module was freed");
+	return step(lines_with(D "/list", "kernel_clone", NULL) == listed, "none listed") &&
+	       ok;
+}
+
 /* kprobe_events refuses what our core refuses. */
 static int t_refuse(const char *def)
 {
@@ -1169,6 +1193,7 @@ static void selftests(void)
 	report("events_refuse_midinsn", t_refuse("p:kptest/bad kernel_clone+1\n"));
 	report("module_probe_gone_on_unload", t_module_gone());
 	report("deferred_released_before_module_exit", t_deferred_module());
+	report("deferred_released_before_module_freed", t_deferred_module_no_barrier());
 	report("stats_count_hits", t_stats());
 	report("gone_site_revived", t_revive());
 	report("optimized_probe_event", t_optimized());

@@ -5,8 +5,14 @@
  * module's own code, which frees them; the guest selftests unload the
  * module at once, and its exit waits for the releases with
  * kprobe_deferred_barrier(). It logs how many were released by then.
+ * Loaded with barrier=0, its exit does not wait: the core must, before
+ * the module's code goes. Its first release then sleeps for two
+ * seconds, so that the module is unloaded while the releases are still
+ * to come or running, however fast the grace period. The last release
+ * logs whether it came before or after the exit.
  */
 #include <linux/atomic.h>
+#include <linux/delay.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -15,6 +21,24 @@
 
 static atomic_t released;
 static int deferred;
+static bool exited;
+
+static bool barrier = true;
+module_param(barrier, bool, 0444);
+MODULE_PARM_DESC(barrier, "call kprobe_deferred_barrier() in the exit (default: yes)");
+
+static void count_release(void)
+{
+	static bool slept;
+
+	if (!barrier && !slept) {
+		slept = true;
+		msleep(2000);
+	}
+	if (atomic_inc_return(&released) == 2 * NR_EACH)
+		pr_info("kprobe_deferred: the last released %s the exit\n",
+			READ_ONCE(exited) ? "after" : "before");
+}
 
 static int deferred_pre(struct kprobe *p, struct pt_regs *regs)
 {
@@ -29,13 +53,13 @@ static int deferred_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 static void release_kprobe(struct kprobe *p)
 {
 	kfree(p);
-	atomic_inc(&released);
+	count_release();
 }
 
 static void release_kretprobe(struct kretprobe *rp)
 {
 	kfree(rp);
-	atomic_inc(&released);
+	count_release();
 }
 
 static void defer_kprobe(void)
@@ -92,9 +116,11 @@ static int __init kprobe_deferred_init(void)
 
 static void __exit kprobe_deferred_exit(void)
 {
-	kprobe_deferred_barrier();
+	if (barrier)
+		kprobe_deferred_barrier();
 	pr_info("kprobe_deferred: %d of %d released at exit\n",
 		atomic_read(&released), deferred);
+	WRITE_ONCE(exited, true);
 }
 
 module_init(kprobe_deferred_init);
