@@ -20,6 +20,7 @@
 #   make bench-arm64   the same on arm64 (our arm64 kprobes against the
 #                  tree's): out/bench-arm64.txt
 #   make cross     build the series for the other architectures, print a table
+#   make matrix    x86-64 and arm64 in small configurations, print a table
 #   make patches   write the patch series to out/patches/
 #   make patches-check   build and boot every prefix of the series
 #   make check     checkpatch --strict and kernel-doc on our files
@@ -48,7 +49,7 @@ MAIN_APPEND := preempt=full
 
 .PHONY: all deps tree kernel initramfs test demo shell patches check clean distclean \
 	test-alt test-main alt-kernel bench bench-arm64 storm patches-check docs kunit test-arm64 test-riscv64 test-arm test-arm64-kasan test-arm64-bti \
-	test-arm64-bti-kasan cross coverage
+	test-arm64-bti-kasan cross coverage matrix
 
 # A second configuration: PREEMPT, no modules, no function tracer (so no
 # kprobes on ftrace), the KUnit suite built in.
@@ -188,6 +189,11 @@ coverage: tree
 # for; prints a table. Not part of make test (CI's time).
 cross: tree
 	@$(T)/cross-build.sh $(CROSS_BUILD_ARCHES)
+	@$(T)/build-matrix.sh
+
+# x86-64 and arm64 in small configurations, each kprobes option on and off.
+matrix: tree
+	@$(T)/build-matrix.sh $(MATRIX_ROWS)
 
 patches: deps
 	@$(T)/make-patches.sh

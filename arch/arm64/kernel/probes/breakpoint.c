@@ -83,18 +83,23 @@ static bool is_simd_fp_literal_load(u32 insn)
  * loads as data; kallsyms counts them as the end of the function before.
  * A breakpoint there would turn that pointer into garbage.
  */
+#ifdef CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS
 static bool is_ftrace_ops_literal(unsigned long addr)
 {
 	unsigned long site, literal;
 
-	if (!IS_ENABLED(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS))
-		return false;
 	site = ftrace_location_range(addr + 1, addr + 4 * AARCH64_INSN_SIZE);
 	if (!site)
 		return false;
 	literal = ALIGN_DOWN(site - 3 * AARCH64_INSN_SIZE, 8);
 	return addr >= literal && addr < literal + 8;
 }
+#else
+static bool is_ftrace_ops_literal(unsigned long addr)
+{
+	return false;
+}
+#endif
 
 /*
  * Decode @insn with the decoder arm64's uprobes share, plus the literal
