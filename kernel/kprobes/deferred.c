@@ -14,10 +14,13 @@
  * A deferred probe (struct kprobe_deferred) is on deferred_pending from
  * the unregister call to its release, oldest first; it counts as
  * registered to register_kprobe(), which refuses it with -EBUSY, and as
- * unregistered to everything else. reap_work takes the pending ones,
- * waits for the newest one's grace period (the older ones' are over by
- * then), frees what the core kept of them (their sites, hit counters),
- * and calls their owners' callbacks with no lock held.
+ * unregistered to everything else, which leaves it alone. reap_work
+ * takes the pending ones, waits for the newest one's grace period (the
+ * older ones' are over by then), frees what the core kept of them (their
+ * sites, hit counters, a kretprobe's instances) in the same kprobe_mutex
+ * section that ends their pending state, and calls their owners'
+ * callbacks with no lock held. A module that goes waits for those that
+ * call into it or give back its own probes.
  */
 
 #define pr_fmt(fmt) "kprobes: " fmt
