@@ -1355,6 +1355,36 @@ static void test_kprobe_ftrace_site(struct kunit *test)
 #endif
 }
 
+#if defined(CONFIG_X86_64) && defined(CONFIG_KPROBES_ON_FTRACE)
+static int skip_ftrace_call_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	if (current != test_task || !kprobe_ftrace(p) || atomic_inc_return(&pre_hits) > 3)
+		return 0;
+	regs->ip = (unsigned long)p->addr + MCOUNT_INSN_SIZE;
+	return 1;
+}
+
+/*
+ * Third review, P4, on x86-64 for comparison with arm64: a pre_handler
+ * at an entry on ftrace that resumes past the probed call goes on in the
+ * function, once, as after the tree's.
+ */
+static void test_ftrace_entry_skip_call(struct kunit *test)
+{
+	struct timespec64 ts;
+	struct kprobe kp;
+
+	init_probe(&kp, NULL, FTRACE_TARGET, 0, skip_ftrace_call_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_TRUE(test, kprobe_ftrace(&kp));
+	ts = ns_to_timespec64(3 * (s64)NSEC_PER_SEC + 5);
+	KUNIT_EXPECT_EQ(test, ts.tv_sec, 3);
+	KUNIT_EXPECT_EQ(test, ts.tv_nsec, 5);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	unregister_kprobe(&kp);
+}
+#endif
+
 /*
  * A probe at a function's entry that is disabled or unregistered leaves
  * its ip in our plain ftrace filter for a while (one ftrace update for
@@ -6970,6 +7000,105 @@ static void test_arm64_ftrace_entry_redirect_and_post(struct kunit *test)
 	unregister_kprobe(&kp);
 }
 
+/* Where a64_entry_skip_pre() sends the function, for its first three hits. */
+static unsigned long a64_skip_to;
+
+static int a64_entry_skip_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	if (atomic_inc_return(&pre_hits) > 3)
+		return 0;
+	regs->pc = a64_skip_to;
+	return 1;
+}
+
+/*
+ * Third review, P4: a pre_handler at an entry on ftrace that resumes
+ * past the probed instruction (pc = p->addr + 4), or at ftrace's BL
+ * itself, goes on in the function, once, as after the tree's breakpoint
+ * there; going through the BL again would hit the probe again, for ever.
+ */
+static void test_arm64_ftrace_entry_skip_prologue(struct kunit *test)
+{
+	unsigned long to[] = {
+		(unsigned long)kpt64_traced1 + AARCH64_INSN_SIZE,
+		a64_ftrace_site(kpt64_traced1),
+	};
+	struct kprobe kp;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(to); i++) {
+		a64_skip_to = to[i];
+		atomic_set(&pre_hits, 0);
+		a64_probe_entry(test, &kp, a64_entry_skip_pre, NULL);
+		KUNIT_EXPECT_EQ(test, kpt64_traced1(1), 2ULL);
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&pre_hits), 1, "resuming at %pS",
+				    (void *)to[i]);
+		unregister_kprobe(&kp);
+	}
+}
+
+#ifdef CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS
+/*
+ * A direct trampoline as BPF's for fexit: entered with the caller's
+ * return address in x9 and the function's body in x30, it calls the body,
+ * keeps what it returned in kpt64_direct_ret and returns to the caller.
+ * As BPF's, it calls the body with a RET, which no landing pad need
+ * take under BTI.
+ */
+static u64 kpt64_direct_ret __used;
+
+asm(".pushsection .text, \"ax\"\n"
+	KPT64_FUNC(kpt64_direct_tramp)
+	KPT64_BTI_C
+	"	stp	x29, x9, [sp, #-16]!\n"
+	"	mov	x29, sp\n"
+	"	mov	x10, x30\n"
+	"	adr	x30, 1f\n"
+	"	ret	x10\n"
+	"1:	adrp	x10, kpt64_direct_ret\n"
+	"	str	x0, [x10, :lo12:kpt64_direct_ret]\n"
+	"	ldp	x29, x9, [sp], #16\n"
+	"	ret	x9\n"
+	KPT64_END(kpt64_direct_tramp)
+	".popsection\n");
+asmlinkage void kpt64_direct_tramp(void);
+
+static struct ftrace_ops a64_direct_ops;
+
+/*
+ * Third review, P3: a pre_handler at an entry on ftrace that returns
+ * for the function (fail_function, bpf_override_return: pc = lr), on a
+ * function that also has a direct trampoline which calls its body (BPF
+ * fexit, fmod_ret). The caller gets the handler's value, as from the
+ * tree, where the breakpoint skips the trampoline too; the trampoline
+ * must not call the caller's code as the body.
+ */
+static void test_arm64_ftrace_entry_return_beside_trampoline(struct kunit *test)
+{
+	unsigned long tramp = (unsigned long)kpt64_direct_tramp;
+	unsigned long fn = (unsigned long)kpt64_traced1;
+	struct kprobe kp;
+
+	KUNIT_ASSERT_EQ(test, 0, ftrace_set_filter_ip(&a64_direct_ops, fn, 0, 0));
+	if (register_ftrace_direct(&a64_direct_ops, tramp)) {
+		ftrace_free_filter(&a64_direct_ops);
+		KUNIT_FAIL(test, "register_ftrace_direct() failed");
+		return;
+	}
+	kpt64_direct_ret = 0;
+	KUNIT_EXPECT_EQ(test, kpt64_traced1(1), 2ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_direct_ret, 2ULL);
+
+	a64_probe_entry(test, &kp, a64_entry_return_77, NULL);
+	KUNIT_EXPECT_EQ(test, kpt64_traced1(1), 77ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, kpt64_traced1(3), 4ULL);
+	KUNIT_EXPECT_EQ(test, kpt64_direct_ret, 4ULL);
+	KUNIT_EXPECT_EQ(test, 0, unregister_ftrace_direct(&a64_direct_ops, tramp, true));
+}
+#endif
+
 /* A kretprobe beside a kprobe at an entry on ftrace: both, once a call. */
 static void test_arm64_ftrace_entry_kretprobe(struct kunit *test)
 {
@@ -7008,6 +7137,9 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_kprobes_batch),
 	KUNIT_CASE(test_kprobes_batch_rollback),
 	KUNIT_CASE(test_kprobe_ftrace_site),
+#if defined(CONFIG_X86_64) && defined(CONFIG_KPROBES_ON_FTRACE)
+	KUNIT_CASE(test_ftrace_entry_skip_call),
+#endif
 	KUNIT_CASE(test_recursion_missed_ftrace),
 	KUNIT_CASE(test_ftrace_removal_waits),
 	KUNIT_CASE(test_ftrace_removal_waits_many),
@@ -7184,6 +7316,10 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_arm64_ftrace_entry_regs),
 	KUNIT_CASE(test_arm64_ftrace_entry_callee_saved),
 	KUNIT_CASE(test_arm64_ftrace_entry_redirect_and_post),
+	KUNIT_CASE(test_arm64_ftrace_entry_skip_prologue),
+#ifdef CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS
+	KUNIT_CASE(test_arm64_ftrace_entry_return_beside_trampoline),
+#endif
 	KUNIT_CASE(test_arm64_ftrace_entry_kretprobe),
 #endif
 	KUNIT_CASE(test_arm64_batch),

@@ -673,6 +673,15 @@ ftrace's list function (another ftrace user of the function) x19-x28
 read 0. sp is read-only; x10-x17, scratch at an entry, read 0.
 kprobes.rst says so.
 
+A pre_handler that redirects goes where it would go from the tree's
+breakpoint at +0. A pc inside the entry before the body (the MOV, the
+BL: "skip the probed instruction") resumes past the BL, which would
+otherwise hit the probe again for ever. A return to the caller (pc =
+lr: fail_function, bpf_override_return) goes through a "ret": with a
+direct trampoline on the function (BPF fexit, fmod_ret), ftrace gives
+it the pc it would return to, which the trampoline calls as the
+function's body: the caller's code would run as a callee.
+
 Nothing builds this until the arch's Kconfig selects
 HAVE_KPROBES_ON_FTRACE, later in the series.
 EOF

@@ -26,7 +26,7 @@
  *  - pc: the probe's address (the symbol) in the pre_handler, as a
  *    breakpoint hit shows its address, and the next instruction's in the
  *    post_handler, as after the tree's step there; a pre_handler that
- *    returns non-zero resumes at the pc it set;
+ *    returns non-zero resumes at the pc it set (see resume_pc());
  *  - pstate: EL1h with the interrupt masks the function runs with; the
  *    condition flags, dead at an entry, are 0.
  */
@@ -103,8 +103,40 @@ static __always_inline void write_back(const struct pt_regs *regs,
 	afregs->lr = regs->regs[30];
 }
 
-/* The BL that @p rides ran into our ops: play the probe's part. */
-static __always_inline void ftrace_site_hit(struct kprobe *p, struct ftrace_regs *fregs,
+/* ftrace_stub.S: a lone "ret", where a return to the caller goes on. */
+void kprobe_ftrace_return(void);
+
+/*
+ * Where a pre_handler that returned non-zero sends the function on, from
+ * the BL at @ip, as it would from the tree's breakpoint at p->addr:
+ *  - into the entry after the probe (the MOV, with BTI, or the BL):
+ *    past the BL. The instructions before it only copy lr to x9, which
+ *    ftrace_caller does on its way back, and going through the BL again
+ *    would hit the probe again, for ever, where the tree's step of it
+ *    goes on (pc = p->addr + 4, "skip the probed instruction");
+ *  - to x30, back to the caller (fail_function, bpf_override_return):
+ *    through a "ret". With a direct trampoline on the function (BPF
+ *    fexit, fmod_ret), ftrace_caller gives it the pc it would return
+ *    to, and the trampoline calls that as the function's body: the
+ *    caller's code would run as a callee. The "ret" returns from the
+ *    body instead, to the trampoline, which returns to the caller, as
+ *    without one;
+ *  - anywhere else: there. p->addr itself goes through the probe again,
+ *    as the tree's breakpoint does.
+ */
+static __always_inline unsigned long resume_pc(struct kprobe *p, unsigned long ip,
+					       const struct pt_regs *regs)
+{
+	if (regs->pc > (unsigned long)p->addr && regs->pc <= ip)
+		return ip + AARCH64_INSN_SIZE;
+	if (regs->pc == regs->regs[30])
+		return (unsigned long)kprobe_ftrace_return;
+	return regs->pc;
+}
+
+/* The BL at @ip that @p rides ran into our ops: play the probe's part. */
+static __always_inline void ftrace_site_hit(struct kprobe *p, unsigned long ip,
+					    struct ftrace_regs *fregs,
 					    unsigned long *saved, bool exact)
 {
 	struct __arch_ftrace_regs *afregs = arch_ftrace_regs(fregs);
@@ -117,7 +149,7 @@ static __always_inline void ftrace_site_hit(struct kprobe *p, struct ftrace_regs
 	kprobe_count_hit(p);
 	if (p->pre_handler && p->pre_handler(p, &regs)) {
 		/* The pre_handler chose where the function goes on. */
-		afregs->pc = regs.pc;
+		afregs->pc = resume_pc(p, ip, &regs);
 	} else {
 		/*
 		 * The post_handler sees the pc after the probed instruction,
@@ -161,7 +193,7 @@ notrace void kprobe_ftrace_hit(unsigned long ip, unsigned long parent_ip,
 	p = ftrace_site_at(ip);
 	if (p && !kprobe_disabled(p)) {
 		if (!kprobe_running())
-			ftrace_site_hit(p, fregs, saved, exact);
+			ftrace_site_hit(p, ip, fregs, saved, exact);
 		else
 			kprobes_inc_nmissed_count(p);	/* inside another hit */
 	}

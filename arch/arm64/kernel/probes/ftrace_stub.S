@@ -48,3 +48,15 @@ SYM_TYPED_FUNC_START(kprobe_ftrace_handler)
 	ret
 SYM_FUNC_END(kprobe_ftrace_handler)
 NOKPROBE(kprobe_ftrace_handler)
+
+/*
+ * Where a pre_handler's return to the caller goes on from an ftrace site
+ * (resume_pc() in ftrace_entry.c): x30 is the caller's return address,
+ * or, when a direct trampoline called this as the function's body, the
+ * trampoline's. BPF's calls the body with a RET; one that calls it with
+ * a BLR finds the landing pad SYM_FUNC_START puts first under BTI.
+ */
+SYM_FUNC_START(kprobe_ftrace_return)
+	ret
+SYM_FUNC_END(kprobe_ftrace_return)
+NOKPROBE(kprobe_ftrace_return)
