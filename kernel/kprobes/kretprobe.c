@@ -597,9 +597,9 @@ EXPORT_SYMBOL_GPL(register_kretprobe);
 
 /*
  * Unregister those of @rps that are not pending release; @kps has room
- * for @num. One pending release (deferred.c) is left alone: its pool
- * stays until its release frees it (kretprobe_deferred_let_go(), which
- * the pending check is exclusive with under kprobe_mutex).
+ * for @num. A probe pending release (deferred.c) is left alone: its pool
+ * stays until its release frees it (kretprobe_deferred_let_go()), which
+ * runs under kprobe_mutex, as the check does.
  */
 static void unregister_kretprobes_with(struct kretprobe **rps, int num,
 				       struct kprobe **kps)
