@@ -6726,7 +6726,10 @@ static void test_arm64_batch(struct kunit *test)
  * keep a function's alignment: clang 14 built one of them 4-byte
  * aligned despite __aligned(8), and the module loader BUG()ed patching
  * the site ftrace_call_adjust() refused as misaligned. Called directly:
- * the compiler sees no body to copy with constant arguments.
+ * the compiler sees no body to copy with constant arguments. The entry's
+ * section is linked to the function's ("o", as the compiler makes it):
+ * the linker refuses to merge such sections with unlinked ones, which
+ * a kernel with this suite built in would otherwise have.
  */
 #ifdef CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS
 #define KPT64_OPS_NOPS		"	nop\n	nop\n"
@@ -6743,7 +6746,7 @@ static void test_arm64_batch(struct kunit *test)
 #define KPT64_TRACED_FUNC(name) ".globl " #name "\n.type " #name ", %function\n" \
 	".balign 8\n8881:\n" KPT64_OPS_NOPS #name ":\n" KPT64_BTI_C		\
 	"8882:	nop\n	nop\n"							\
-	".pushsection __patchable_function_entries, \"aw\"\n"			\
+	".pushsection __patchable_function_entries, \"awo\", %progbits, " #name "\n" \
 	".balign 8\n.quad " KPT64_PFE_ENTRY "\n.popsection\n"
 
 /* u64 kpt64_traced8(a, b, c, d, e, f, g, h): a + 2b + 3c + ... + 8h */
