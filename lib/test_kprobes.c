@@ -4644,8 +4644,8 @@ static void test_lookup_entry_reused(struct kunit *test)
 
 	KUNIT_EXPECT_EQ(test, atomic_read(&index_race.done), 1);
 	/* A writer late past the pause still uses the probes: wait for it. */
-	for (i = 0; i < 6000 && !atomic_read(&index_race.done); i++)
-		msleep(10);
+	for (i = 0; i < 3000 && !atomic_read(&index_race.done); i++)
+		msleep(20);
 	KUNIT_EXPECT_EQ(test, index_race.registered, 0);
 	KUNIT_EXPECT_NULL_MSG(test, found, "found the site at %pS for %pS",
 			      found ? found->addr : NULL, asked);
