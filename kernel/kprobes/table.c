@@ -23,36 +23,44 @@ static struct hlist_head *kprobe_bucket(const void *addr)
 
 /*
  * The hit path's index of sites by address, so that a hit costs the same
- * with one site or 100,000: an open-addressing table (linear probing)
- * that grows and shrinks with the number of sites, each time rebuilt and
- * published whole.
+ * with one site or 100,000: an open-addressing table (linear probing) of
+ * site pointers that grows and shrinks with the number of sites, each
+ * time rebuilt and published whole.
  *
  * Writers hold kprobe_mutex and keep at least half of the entries empty,
- * so every search ends at an empty entry. An entry's site is written
- * before its address, with release; readers load the address with
- * acquire. A removed entry becomes a tombstone, which searches go past.
- * A removed site, and a replaced index, are freed after a grace period.
+ * so every search ends at an empty entry. A site is initialized before
+ * its pointer is stored, with release; readers load the pointer once and
+ * read the site's address through it, which the dependency orders. An
+ * entry holds a site, or one of two sentinels that look like sites at
+ * addresses no probe can have (their own, in data): index_empty, where
+ * a search ends, and index_removed, which it goes past. A removed entry
+ * may be filled again for another address at once (unregistering need
+ * not wait for a grace period): a reader still holding the old pointer
+ * reads the old site, which lives until a grace period is over, and
+ * compares its address as it would have anyway. A replaced index is
+ * freed after a grace period too.
  */
-#define INDEX_EMPTY		0UL
-#define INDEX_TOMBSTONE		1UL
 #define INDEX_MIN_BITS		6
 
-struct kprobe_index_entry {
-	unsigned long addr;
-	struct kprobe *site;
+static struct kprobe index_empty = {
+	.addr = (kprobe_opcode_t *)&index_empty,
+};
+
+static struct kprobe index_removed = {
+	.addr = (kprobe_opcode_t *)&index_removed,
 };
 
 struct kprobe_index {
-	struct kprobe_index_entry *entry;
+	struct kprobe **entry;
 	unsigned long mask;
 	unsigned int shift;		/* 32 - log2(number of entries) */
-	unsigned int used;		/* entries not empty: live and tombstones */
+	unsigned int used;		/* entries not empty: live and removed */
 	unsigned int live;
 	struct rcu_head rcu;
 };
 
 /* Until the first site arrives: two empty entries, never freed. */
-static struct kprobe_index_entry boot_index_entries[2];
+static struct kprobe *boot_index_entries[2] = { &index_empty, &index_empty };
 static struct kprobe_index boot_index = {
 	.entry = boot_index_entries,
 	.mask = 1,
@@ -73,42 +81,36 @@ static nokprobe_inline unsigned long index_start(const struct kprobe_index *idx,
 }
 
 /*
- * The lookup get_kprobe() makes. An entry may be removed and filled again
- * for another address between the load of its address and that of its
- * site (a removed entry is reused at once: unregistering need not wait
- * for a grace period), so the site found is the answer only if it is at
- * @addr; otherwise @addr's site left while we looked, and there is none.
- * @between, constant NULL but in the KUnit suite's copy, runs between the
- * two loads.
+ * The lookup get_kprobe() makes: one load of each entry on the way, and
+ * the address compared is that of the site the load returned, so no
+ * interleaving with writers returns a site at another address. @between,
+ * constant NULL but in the KUnit suite's copy, runs between the load of
+ * the first entry and the read of its site's address.
  */
 static __always_inline struct kprobe *index_lookup(void *addr, void (*between)(void *arg),
 						   void *arg)
 {
-	struct kprobe_index_entry *entry;
+	struct kprobe **entry;
 	struct kprobe_index *idx;
 	struct kprobe *site;
-	unsigned long i, a;
+	unsigned long i;
 
 	idx = rcu_dereference_check(kprobe_index, lockdep_is_held(&kprobe_mutex) ||
 				    rcu_read_lock_any_held());
-	/* In a local: each acquire below is a compiler barrier. */
 	entry = idx->entry;
 	i = index_start(idx, (unsigned long)addr);
-	for (;;) {
-		/* Pairs with index_fill(): the site is read after its address. */
-		a = smp_load_acquire(&entry[i].addr);
-		/* Most hits find their site first: no more work for them. */
-		if (likely(a == (unsigned long)addr))
-			break;
-		if (a == INDEX_EMPTY)
-			return NULL;
-		i = (i + 1) & idx->mask;
-	}
+	/* Pairs with index_store(): the site is read through its pointer. */
+	site = READ_ONCE(entry[i]);
 	if (between)
 		between(arg);
-	/* A site is freed after a grace period: ours holds it. */
-	site = READ_ONCE(entry[i].site);
-	return likely(site->addr == addr) ? site : NULL;
+	/* Most hits find their site first: no more work for them. */
+	while (unlikely(site->addr != addr)) {
+		if (site == &index_empty)
+			return NULL;
+		i = (i + 1) & idx->mask;
+		site = READ_ONCE(entry[i]);
+	}
+	return site;
 }
 
 /**
@@ -137,8 +139,8 @@ static struct kprobe_index *index_locked(void)
 /**
  * kprobes_test_lookup_between() - get_kprobe(), with a pause
  * @addr: the address to look up
- * @between: called between the load of the index entry's address and
- *	that of its site, in an RCU read-side critical section
+ * @between: called between the load of the first index entry and the
+ *	read of its site's address, in an RCU read-side critical section
  * @arg: its argument
  *
  * For the KUnit suite: the interleaving get_kprobe() must survive, made
@@ -180,32 +182,35 @@ unsigned long kprobes_test_index_slot(void *addr)
 EXPORT_SYMBOL_IF_KUNIT(kprobes_test_index_slot);
 #endif
 
-/* The entry holding @addr, or the first free one on its way; kprobe_mutex. */
-static struct kprobe_index_entry *index_find(struct kprobe_index *idx,
-					     unsigned long addr, bool want_free)
+/* The entry holding @addr's site, or the first free one on its way. */
+static struct kprobe **index_find(struct kprobe_index *idx, void *addr, bool want_free)
 {
 	unsigned long i;
 
 	lockdep_assert_held(&kprobe_mutex);
-	for (i = index_start(idx, addr);; i = (i + 1) & idx->mask) {
-		struct kprobe_index_entry *e = &idx->entry[i];
+	for (i = index_start(idx, (unsigned long)addr);; i = (i + 1) & idx->mask) {
+		struct kprobe *site = idx->entry[i];
 
-		if (e->addr == addr ? !want_free :
-		    e->addr == INDEX_EMPTY || (want_free && e->addr == INDEX_TOMBSTONE))
-			return e;
+		if (site->addr == addr ? !want_free :
+		    site == &index_empty || (want_free && site == &index_removed))
+			return &idx->entry[i];
 	}
+}
+
+static void index_store(struct kprobe **entry, struct kprobe *site)
+{
+	/* Pairs with index_lookup()'s dependent read: @site is initialized. */
+	smp_store_release(entry, site);
 }
 
 static void index_fill(struct kprobe_index *idx, struct kprobe *site)
 {
-	struct kprobe_index_entry *e = index_find(idx, (unsigned long)site->addr, true);
+	struct kprobe **e = index_find(idx, site->addr, true);
 
-	if (e->addr == INDEX_EMPTY)
+	if (*e == &index_empty)
 		idx->used++;
 	idx->live++;
-	WRITE_ONCE(e->site, site);
-	/* Pairs with get_kprobe(): the address is published last. */
-	smp_store_release(&e->addr, (unsigned long)site->addr);
+	index_store(e, site);
 }
 
 /*
@@ -219,15 +224,19 @@ static int index_rebuild(unsigned int nr)
 	unsigned int bits = max(INDEX_MIN_BITS, order_base_2(nr * 5 / 2 + 1));
 	unsigned long i;
 
-	idx = kvzalloc(sizeof(*idx) + (sizeof(idx->entry[0]) << bits), GFP_KERNEL);
+	idx = kvmalloc(sizeof(*idx) + (sizeof(idx->entry[0]) << bits), GFP_KERNEL);
 	if (!idx)
 		return -ENOMEM;
-	idx->entry = (struct kprobe_index_entry *)(idx + 1);
+	idx->entry = (struct kprobe **)(idx + 1);
 	idx->mask = BIT(bits) - 1;
 	idx->shift = 32 - bits;
+	idx->used = 0;
+	idx->live = 0;
+	for (i = 0; i <= idx->mask; i++)
+		idx->entry[i] = &index_empty;
 	for (i = 0; i <= old->mask; i++)
-		if (old->entry[i].addr > INDEX_TOMBSTONE)
-			index_fill(idx, old->entry[i].site);
+		if (old->entry[i] != &index_empty && old->entry[i] != &index_removed)
+			index_fill(idx, old->entry[i]);
 	rcu_assign_pointer(kprobe_index, idx);
 	if (old != &boot_index)
 		kvfree_rcu(old, rcu);
@@ -249,30 +258,28 @@ static void index_insert(struct kprobe *site)
 	index_fill(index_locked(), site);
 }
 
-/* @site takes over @old's entry (an aggregate replacing a lone probe). */
+/*
+ * @site takes over @old's entry (an aggregate replacing a lone probe, at
+ * the same address): a reader gets one or the other, both alive.
+ */
 static void index_replace(struct kprobe *old, struct kprobe *site)
 {
-	struct kprobe_index_entry *e = index_find(index_locked(), (unsigned long)old->addr,
-						  false);
+	struct kprobe **e = index_find(index_locked(), old->addr, false);
 
-	if (WARN_ON_ONCE(e->addr != (unsigned long)old->addr))
+	if (WARN_ON_ONCE(*e != old))
 		return;
-	/*
-	 * Release: a reader that finds the new site through this pointer
-	 * sees it initialized (the read is ordered by its dependency on
-	 * the pointer).
-	 */
-	smp_store_release(&e->site, site);
+	index_store(e, site);
 }
 
 static void index_remove(struct kprobe *site)
 {
 	struct kprobe_index *idx = index_locked();
-	struct kprobe_index_entry *e = index_find(idx, (unsigned long)site->addr, false);
+	struct kprobe **e = index_find(idx, site->addr, false);
 
-	if (WARN_ON_ONCE(e->addr != (unsigned long)site->addr))
+	if (WARN_ON_ONCE(*e != site))
 		return;
-	WRITE_ONCE(e->addr, INDEX_TOMBSTONE);
+	/* No release: the sentinel was initialized at build time. */
+	WRITE_ONCE(*e, &index_removed);
 	idx->live--;
 }
 
