@@ -284,6 +284,19 @@ def clients(ours, up, skips, out):
             out("(%s: not measured: %s: %s)" % (who, what, reason))
 
 
+def pending(ours, out):
+    runs = ours.get("pending", {})
+    sizes = sorted(int(k.split("_")[1]) for k in runs if k.startswith("pending_"))
+    if not sizes:
+        return
+    out("")
+    out("register_kprobe() while M releases are pending (kprobe_unregister_deferred()),")
+    out("ours only, microseconds (virtual) per probe, mean of 100, probes disabled")
+    out("%-10s %9s" % ("M", "ours"))
+    for m in sizes:
+        out("%-10d %9s" % (m, fmt(runs["pending_%d_register_ns" % m], 1e3)))
+
+
 def main():
     ours, up = parse(sys.argv[1]), parse(sys.argv[2])
     version, outdir = sys.argv[3], sys.argv[4]
@@ -339,6 +352,7 @@ def main():
         if "scale_stopped_at" in runs:
             out("(%s: registering stopped at %d probes, after the time budget)"
                 % (who, runs["scale_stopped_at"]))
+    pending(ours, out)
     clients(ours, up, (parse_skips(sys.argv[1]), parse_skips(sys.argv[2])), out)
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)

@@ -13,7 +13,8 @@
 # beside the measured one),
 # BENCH_BIG (probes on consecutive instructions of one large function),
 # BENCH_ENTRIES (probes at the entries of distinct functions), BENCH_KRET
-# (kretprobes there), BENCH_COVERAGE (the functions guest/coverage probes
+# (kretprobes there), BENCH_PENDING (ours only: releases left pending
+# while 100 probes are registered one at a time), BENCH_COVERAGE (the functions guest/coverage probes
 # at every instruction boundary; empty to skip), BENCH_CLIENTS (numbers
 # of events guest-progs/kprobe_clients.c attaches and detaches one at a
 # time, as bpftrace, perf, pwru and Tetragon do, through the perf kprobe
@@ -38,6 +39,7 @@ out=$repo/out
 : "${BENCH_BIG:=1000,10000}"
 : "${BENCH_ENTRIES:=1000,10000}"
 : "${BENCH_KRET:=1000}"
+: "${BENCH_PENDING:=0,1000,10000}"
 # Ordinary functions of several subsystems, each one symbol of its name.
 : "${BENCH_COVERAGE=vfs_read,vfs_write,do_sys_openat2,pipe_read,do_dentry_open,dput,__fput,kernel_clone,wake_up_new_task,try_to_wake_up,do_group_exit,alloc_pid,handle_mm_fault,do_mmap,__kmalloc_noprof,kmem_cache_alloc_noprof,__alloc_pages_noprof,free_pgtables,__split_vma,__queue_work,process_one_work,do_send_sig_info,hrtimer_start_range_ns,do_sys_poll}"
 : "${BENCH_CLIENTS=100,1000}"
@@ -66,11 +68,13 @@ if [ "$mode" = coverage ]; then
 fi
 
 for which in $BENCH_KERNELS; do
+	pending=
+	[ "$which" = ours ] && [ -n "$BENCH_PENDING" ] && pending=" kpbench_pending=$BENCH_PENDING"
 	echo "  QEMU    bench, $which kprobes (-icount shift=0), console in .build/console-bench-$which.log"
 	KERNEL=$build/obj-bench-$which/arch/x86/boot/bzImage \
 	INITRD=$build/initramfs-bench-$which.cpio.gz \
 	QEMU_EXTRA="-icount shift=0" \
-	KPTEST_APPEND="kpbench_attach=$BENCH_ATTACH kpbench_single=$BENCH_SINGLE kpbench_conc=$BENCH_CONC kpbench_scale=$BENCH_SCALE kpbench_big=$BENCH_BIG kpbench_entries=$BENCH_ENTRIES kpbench_kret=$BENCH_KRET${BENCH_COVERAGE:+ kpcov_fns=$BENCH_COVERAGE}${BENCH_CLIENTS:+ kpbench_clients=$BENCH_CLIENTS kpbench_clients_reps=$BENCH_CLIENTS_REPS kpbench_clients_budget=$BENCH_CLIENTS_BUDGET}" \
+	KPTEST_APPEND="kpbench_attach=$BENCH_ATTACH kpbench_single=$BENCH_SINGLE kpbench_conc=$BENCH_CONC kpbench_scale=$BENCH_SCALE kpbench_big=$BENCH_BIG kpbench_entries=$BENCH_ENTRIES kpbench_kret=$BENCH_KRET$pending${BENCH_COVERAGE:+ kpcov_fns=$BENCH_COVERAGE}${BENCH_CLIENTS:+ kpbench_clients=$BENCH_CLIENTS kpbench_clients_reps=$BENCH_CLIENTS_REPS kpbench_clients_budget=$BENCH_CLIENTS_BUDGET}" \
 		"$t/run-guest.sh" bench "$build/console-bench-$which.log" 5400
 done
 

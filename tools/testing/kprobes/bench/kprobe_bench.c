@@ -1007,6 +1007,91 @@ out:
 	vfree(kps);
 }
 
+#ifdef KPROBE_BENCH_DEFERRED
+/*
+ * Ours only (kprobe_unregister_deferred() is not the tree's): what
+ * register_kprobe() costs while releases are pending. For each of
+ * sizes= (M), M probes wait for their release behind one whose release
+ * callback blocks the release work, and n= probes are then registered
+ * one at a time; all of them disabled, so that no text is written and
+ * what is measured is the registration's own work. Reports the mean
+ * per registration: it should not grow with M.
+ */
+static DECLARE_COMPLETION(blocker_entered);
+static DECLARE_COMPLETION(blocker_go);
+
+static void blocker_release(struct kprobe *p)
+{
+	complete(&blocker_entered);
+	wait_for_completion(&blocker_go);
+}
+
+static void pending_round(struct kprobe *probes, struct kprobe **kps, int m)
+{
+	struct kprobe *measured = probes, *blocker = probes + n, *pending = blocker + 1;
+	char key[48];
+	u64 t0, t1;
+	int i, ret = 0;
+
+	for (i = 0; i < n + 1 + m; i++) {
+		kprobe_opcode_t *addr = probes[i].addr;
+
+		memset(&probes[i], 0, sizeof(probes[i]));
+		probes[i].addr = addr;
+		probes[i].pre_handler = nop_pre;
+		probes[i].flags = KPROBE_FLAG_DISABLED;
+	}
+	reinit_completion(&blocker_entered);
+	reinit_completion(&blocker_go);
+	ret = register_kprobes(kps + n, m + 1);
+	if (ret) {
+		pr_err("BENCH register failed: %d\n", ret);
+		return;
+	}
+	ret = kprobe_unregister_deferred(blocker, blocker_release);
+	if (ret) {
+		pr_err("BENCH deferred unregister failed: %d\n", ret);
+		unregister_kprobes(kps + n + 1, m);
+		return;
+	}
+	wait_for_completion(&blocker_entered);
+	for (i = 0; i < m; i++)
+		kprobe_unregister_deferred(&pending[i], NULL);
+
+	t0 = ktime_get_ns();
+	for (i = 0; i < n && !ret; i++)
+		ret = register_kprobe(&measured[i]);
+	t1 = ktime_get_ns();
+	if (ret)
+		pr_err("BENCH register failed: %d\n", ret);
+	else {
+		snprintf(key, sizeof(key), "pending_%d_register_ns", m);
+		report(key, div_u64(t1 - t0, n));
+	}
+	unregister_kprobes(kps, ret ? i - 1 : n);
+	complete(&blocker_go);
+	kprobe_deferred_barrier();
+}
+
+static void bench_pending(void)
+{
+	struct kprobe *probes, **kps;
+	int i, most = 0;
+
+	for (i = 0; i < nr_sizes; i++)
+		most = max(most, sizes[i]);
+	if (n < 1 || most < 0)
+		return;
+	probes = alloc_fn_probes(n + 1 + most, &kps);
+	if (!probes)
+		return;
+	for (i = 0; i < nr_sizes; i++)
+		pending_round(probes, kps, sizes[i]);
+	vfree(probes);
+	vfree(kps);
+}
+#endif
+
 static int __init kprobe_bench_init(void)
 {
 	if (!strcmp(experiment, "hits"))
@@ -1025,6 +1110,10 @@ static int __init kprobe_bench_init(void)
 		bench_hold();
 	else if (!strcmp(experiment, "concurrent"))
 		bench_concurrent();
+#ifdef KPROBE_BENCH_DEFERRED
+	else if (!strcmp(experiment, "pending"))
+		bench_pending();
+#endif
 	else
 		return -EINVAL;
 	pr_info("BENCH done\n");
