@@ -175,6 +175,7 @@ CLIENT_EXPS = [
     ("perf_body_bpf_threads", "PMU body, BPF, 4 closing"),
     ("events_remove", "kprobe_events, removed"),
     ("events_clear", "kprobe_events, truncated"),
+    ("multi_entry", "kprobe_multi link, one"),
 ]
 CLIENT_GPS = [("rcu", "rcu"), ("rcu_exp", "exp"), ("srcu_tp", "srcu"),
               ("tasks_trace", "tt"), ("tasks_rude", "rude")]
@@ -212,6 +213,26 @@ def per_event(reps, metric):
 
 def med(values):
     return statistics.median(values) if values else None
+
+
+def multi_ratios(o, u, out):
+    """Attach one at a time against one kprobe_multi link, per function."""
+    sizes = sorted({n for e, n in list(o) + list(u) if e == "multi_entry"})
+    if not sizes:
+        return
+    out("")
+    out("Attach per event against kprobe_multi's per function on the same kernel")
+    out("(medians): how far one-at-a-time attach is from the batched interface")
+    out("%-31s %9s %9s" % ("experiment, N", "ours", "upstream"))
+    for n in sizes:
+        mo = med(per_event(o.get(("multi_entry", n), []), "attach_ns"))
+        mu = med(per_event(u.get(("multi_entry", n), []), "attach_ns"))
+        for exp in ("perf_entry", "perf_entry_bpf", "perf_entry_link", "perf_kret_bpf",
+                    "events_remove"):
+            ao = med(per_event(o.get((exp, n), []), "attach_ns"))
+            au = med(per_event(u.get((exp, n), []), "attach_ns"))
+            out("%-31s %9s %9s" % ("%s, %d" % (dict(CLIENT_EXPS)[exp], n),
+                                   ratio(ao, mo), ratio(au, mu)))
 
 
 def clients(ours, up, skips, out):
@@ -253,6 +274,7 @@ def clients(ours, up, skips, out):
             compare_row(line.append, "%s, %d" % (labels.get(exp, exp), n), width,
                         phase, med(vo), med(vu), 1e3)
             out("%s %14s %14s %6s" % (line[0], rng(vo), rng(vu), ratio(med(to), med(tu))))
+    multi_ratios(o, u, out)
     out("")
     out("Grace periods completed per detached event while detaching, median of the")
     out("repetitions (anyone's: other users' count too): rcu normal, exp expedited,")

@@ -37,6 +37,11 @@
  *                           "-:kpbench/fK" lines, one at a time
  *   events_clear            the same N lines, then one truncating open
  *                           (echo > kprobe_events)
+ *   multi_entry             not one at a time: one BPF kprobe_multi link
+ *                           (BPF_LINK_CREATE, BPF_TRACE_KPROBE_MULTI, by
+ *                           name) over the same N functions, then the
+ *                           link closed: what the batched interface
+ *                           costs per function, for comparison
  * Every repetition runs every experiment for every N before the next
  * one starts, so that slow drifts spread over all of them alike.
  *
@@ -105,7 +110,7 @@
 
 enum site { ENTRY, BODY };
 enum bpf_how { NO_BPF, BPF_IOCTL, BPF_LINK };
-enum kind { PERF, EVENTS_REMOVE, EVENTS_CLEAR };
+enum kind { PERF, EVENTS_REMOVE, EVENTS_CLEAR, MULTI };
 
 struct experiment {
 	const char *name;
@@ -129,6 +134,7 @@ static struct experiment exps[] = {
 	{ "perf_body_bpf_threads", PERF, BODY, 0, BPF_IOCTL, CLOSERS, NULL },
 	{ "events_remove", EVENTS_REMOVE, ENTRY, 0, NO_BPF, 1, NULL },
 	{ "events_clear", EVENTS_CLEAR, ENTRY, 0, NO_BPF, 1, NULL },
+	{ "multi_entry", MULTI, ENTRY, 0, BPF_LINK, 1, NULL },
 };
 #define ARRAY_SIZE(a)	(int)(sizeof(a) / sizeof((a)[0]))
 #define NR_EXPS	ARRAY_SIZE(exps)
@@ -166,6 +172,7 @@ static int nr_order;
 static int pmu_type = -1;
 static uint64_t retprobe_bit;
 static int prog_fd = -1;
+static int multi_prog_fd = -1;	/* the same program, for kprobe_multi */
 static int have_gp;
 
 static uint64_t start_ns;
@@ -366,9 +373,8 @@ static long sys_bpf(int cmd, union bpf_attr *attr)
  * kern_version: Linux 5.0 stopped checking it (6.12's uapi header says
  * "not used"); set from uname anyway, as loaders for older kernels did.
  */
-static const char *load_bpf(void)
+static int load_prog(uint32_t expected_attach_type)
 {
-	static char why[160];
 	struct bpf_insn prog[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
@@ -385,11 +391,33 @@ static const char *load_bpf(void)
 	attr.insn_cnt = sizeof(prog) / sizeof(prog[0]);
 	attr.license = (uint64_t)(uintptr_t)"GPL";
 	attr.kern_version = a << 16 | b << 8 | (c > 255 ? 255 : c);
+	attr.expected_attach_type = expected_attach_type;
 	strncpy(attr.prog_name, "kpbench", sizeof(attr.prog_name) - 1);
-	prog_fd = sys_bpf(BPF_PROG_LOAD, &attr);
+	return sys_bpf(BPF_PROG_LOAD, &attr);
+}
+
+static const char *load_bpf(void)
+{
+	static char why[160];
+
+	prog_fd = load_prog(0);
 	if (prog_fd < 0) {
 		snprintf(why, sizeof(why), "BPF_PROG_LOAD(BPF_PROG_TYPE_KPROBE): %s",
 			 strerror(errno));
+		return why;
+	}
+	return NULL;
+}
+
+/* kprobe_multi needs CONFIG_FPROBE, and a program loaded for it. */
+static const char *load_multi_bpf(void)
+{
+	static char why[160];
+
+	multi_prog_fd = load_prog(BPF_TRACE_KPROBE_MULTI);
+	if (multi_prog_fd < 0) {
+		snprintf(why, sizeof(why), "BPF_PROG_LOAD(BPF_PROG_TYPE_KPROBE,"
+			 " BPF_TRACE_KPROBE_MULTI): %s", strerror(errno));
 		return why;
 	}
 	return NULL;
@@ -992,6 +1020,54 @@ static int run_events(const struct experiment *e, int n, struct result *r)
 	return ret;
 }
 
+/* --- kprobe_multi ---------------------------------------------------------------- */
+
+/*
+ * One link over the first @n candidates (the functions perf_entry
+ * probes); the kernel refuses the whole link if it refuses one of them.
+ */
+static int run_multi(int n, struct result *r)
+{
+	const char **syms = calloc(n, sizeof(*syms));
+	union bpf_attr attr;
+	uint64_t t0, c0;
+	int i, link;
+
+	if (!syms)
+		return fail(r, "out of memory");
+	for (i = 0; i < n && i < nr_order; i++)
+		syms[i] = cands[order[i]].name;
+	if (i < n) {
+		free(syms);
+		return fail(r, "only %d functions to probe", i);
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.link_create.prog_fd = multi_prog_fd;
+	attr.link_create.attach_type = BPF_TRACE_KPROBE_MULTI;
+	attr.link_create.kprobe_multi.syms = (uint64_t)(uintptr_t)syms;
+	attr.link_create.kprobe_multi.cnt = n;
+	t0 = now_ns();
+	c0 = rdtsc_ordered();
+	link = sys_bpf(BPF_LINK_CREATE, &attr);
+	r->attach_tsc = rdtsc_ordered() - c0;
+	r->attach_ns = now_ns() - t0;
+	free(syms);
+	if (link < 0)
+		return fail(r, "BPF_LINK_CREATE(BPF_TRACE_KPROBE_MULTI, %d functions): %s", n,
+			    strerror(errno));
+	r->events = n;
+	gp_read(&r->gp0);
+	t0 = now_ns();
+	c0 = rdtsc_ordered();
+	i = close(link);
+	r->detach_tsc = rdtsc_ordered() - c0;
+	r->detach_ns = now_ns() - t0;
+	gp_read(&r->gp1);
+	if (i)
+		return fail(r, "close(kprobe_multi link): %s", strerror(errno));
+	return 0;
+}
+
 /* --- the runs ------------------------------------------------------------------- */
 
 static void report(const char *exp, int n, int rep, const char *metric, uint64_t value)
@@ -1008,7 +1084,12 @@ static void measure(const struct experiment *e, int n, int rep, int reps)
 
 	settle();
 	memset(&r, 0, sizeof(r));
-	ret = e->kind == PERF ? run_perf(e, n, &r) : run_events(e, n, &r);
+	if (e->kind == PERF)
+		ret = run_perf(e, n, &r);
+	else if (e->kind == MULTI)
+		ret = run_multi(n, &r);
+	else
+		ret = run_events(e, n, &r);
 	if (ret) {
 		printf("BENCH-SKIP %s %d %d %s\n", e->name, n, rep, r.why);
 		printf("clients: rep %d/%d N=%d %s failed: %s\n", rep + 1, reps, n, e->name,
@@ -1043,7 +1124,7 @@ int main(int argc, char **argv)
 	int sizes[MAX_SIZES], nr_sizes = 0, reps = 3, budget = 1500, maxn = 0;
 	int i, j, rep, bodies = 0;
 	uint64_t rep_start = 0;
-	const char *why, *no_pmu, *no_bpf, *no_events;
+	const char *why, *no_pmu, *no_bpf, *no_multi, *no_events;
 	char *s, *end;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1107,6 +1188,7 @@ int main(int argc, char **argv)
 		       strerror(errno));
 	no_pmu = find_pmu();
 	no_bpf = no_pmu ? NULL : load_bpf();
+	no_multi = load_multi_bpf();
 	no_events = check_events();
 	for (i = 0; i < NR_EXPS; i++) {
 		struct experiment *e = &exps[i];
@@ -1120,7 +1202,9 @@ int main(int argc, char **argv)
 		else if (e->kind == PERF && e->site == BODY && !bodies)
 			e->skip = "no body offsets (needs available_filter_functions_addrs"
 				  " and kallsyms addresses)";
-		else if (e->kind != PERF && no_events)
+		else if (e->kind == MULTI && no_multi)
+			e->skip = no_multi;
+		else if (e->kind != PERF && e->kind != MULTI && no_events)
 			e->skip = no_events;
 		if (e->skip)
 			printf("BENCH-SKIP %s all all %s\n", e->name, e->skip);
@@ -1144,6 +1228,8 @@ int main(int argc, char **argv)
 	}
 	if (prog_fd >= 0)
 		close(prog_fd);
+	if (multi_prog_fd >= 0)
+		close(multi_prog_fd);
 	printf("clients: done, %.0f s\n", secs(now_ns() - start_ns));
 	return 0;
 }
