@@ -5115,6 +5115,99 @@ static void test_ftrace_arming_each_site(struct kunit *test)
 	ns_to_timespec64(5);
 	KUNIT_EXPECT_EQ(test, atomic_read(&entry_f_hits), 1);
 }
+
+/* A plain ftrace user beside ours, as the function tracer is. */
+static atomic_t plain_user_hits;
+
+static void plain_user(unsigned long ip, unsigned long parent_ip,
+		       struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	if (current == test_task)
+		atomic_inc(&plain_user_hits);
+}
+
+static struct ftrace_ops plain_user_ops = {
+	.func = plain_user,
+};
+
+/* ipmodify_holder_ops' twin: an ops is not used again after ftrace_free_filter(). */
+static struct ftrace_ops ipmodify_holder2_ops = {
+	.func = ipmodify_holder,
+	.flags = FTRACE_OPS_FL_SAVE_REGS_IF_SUPPORTED | FTRACE_OPS_FL_IPMODIFY,
+};
+
+/*
+ * Function entries joining and leaving kprobes' ftrace filters while
+ * those are in use (so that ftrace updates only the changed functions'
+ * records): one shared with a plain ftrace user, which must keep being
+ * called through our arrival and departure (on x86-64 its own
+ * trampoline is left and taken back); one held by a user that may
+ * change the IP, which must refuse our probe with a post_handler (the
+ * IPMODIFY ops) and leave every other site as it was, then take it once
+ * that user is gone.
+ */
+static int entry_nop_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	return 0;
+}
+
+static void test_ftrace_entry_joins_busy_filter(struct kunit *test)
+{
+	struct kprobe f, g, h;
+	int ret;
+
+	atomic_set(&entry_f_hits, 0);
+	atomic_set(&entry_g_hits, 0);
+	atomic_set(&plain_user_hits, 0);
+	/* Our filters in use: a probe with and one without a post_handler. */
+	init_probe(&g, NULL, "ns_to_kernel_old_timeval", 0, entry_g_pre, entry_post);
+	init_probe(&h, NULL, "jiffies_to_usecs", 0, entry_nop_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobes((struct kprobe *[]){ &g, &h }, 2));
+	KUNIT_EXPECT_TRUE(test, kprobe_ftrace(&g) && kprobe_ftrace(&h));
+
+	/* Shared with a plain user: both called, and the user after we go. */
+	ret = ftrace_set_filter_ip(&plain_user_ops, (unsigned long)ns_to_timespec64, 0, 0);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	KUNIT_ASSERT_EQ(test, 0, register_ftrace_function(&plain_user_ops));
+	ns_to_timespec64(5);
+	init_probe(&f, NULL, "ns_to_timespec64", 0, entry_f_pre, NULL);
+	KUNIT_EXPECT_EQ(test, 0, register_kprobe(&f));
+	ns_to_timespec64(5);
+	unregister_kprobe(&f);
+	kprobe_deferred_barrier();
+	ns_to_timespec64(5);
+	KUNIT_EXPECT_EQ(test, atomic_read(&plain_user_hits), 3);
+	KUNIT_EXPECT_EQ(test, atomic_read(&entry_f_hits), 1);
+	unregister_ftrace_function(&plain_user_ops);
+	ftrace_free_filter(&plain_user_ops);
+
+	/* Held by a user that may change the IP: refused, nothing changed. */
+	ret = ftrace_set_filter_ip(&ipmodify_holder2_ops, (unsigned long)ns_to_timespec64, 0, 0);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	KUNIT_ASSERT_EQ(test, 0, register_ftrace_function(&ipmodify_holder2_ops));
+	init_probe(&f, NULL, "ns_to_timespec64", 0, entry_f_pre, entry_post);
+	KUNIT_EXPECT_EQ(test, -EBUSY, register_kprobe(&f));
+	ns_to_timespec64(5);
+	ns_to_kernel_old_timeval(5);
+	KUNIT_EXPECT_EQ(test, atomic_read(&entry_f_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&entry_g_hits), 1);
+	unregister_ftrace_function(&ipmodify_holder2_ops);
+	ftrace_free_filter(&ipmodify_holder2_ops);
+
+	/* The holder gone: ours, and the site beside it still works. */
+	init_probe(&f, NULL, "ns_to_timespec64", 0, entry_f_pre, entry_post);
+	KUNIT_EXPECT_EQ(test, 0, register_kprobe(&f));
+	ns_to_timespec64(5);
+	ns_to_kernel_old_timeval(5);
+	KUNIT_EXPECT_EQ(test, atomic_read(&entry_f_hits), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&entry_g_hits), 2);
+	unregister_kprobes((struct kprobe *[]){ &f, &g, &h }, 3);
+	kprobe_deferred_barrier();
+	ns_to_timespec64(5);
+	ns_to_kernel_old_timeval(5);
+	KUNIT_EXPECT_EQ(test, atomic_read(&entry_f_hits), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&entry_g_hits), 2);
+}
 #endif
 
 #ifdef CONFIG_FAILSLAB
@@ -7183,6 +7276,7 @@ static struct kunit_case kprobes_testcases[] = {
 #endif
 #ifdef CONFIG_KPROBES_ON_FTRACE
 	KUNIT_CASE(test_ftrace_arming_each_site),
+	KUNIT_CASE(test_ftrace_entry_joins_busy_filter),
 #endif
 #ifdef CONFIG_FAILSLAB
 	KUNIT_CASE(test_enomem_each_allocation),
