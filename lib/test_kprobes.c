@@ -37,7 +37,9 @@
 #include <linux/uaccess.h>
 #include <linux/ftrace.h>
 #include <linux/vmalloc.h>
+#include <linux/time.h>
 #include <linux/time64.h>
+#include <linux/timer.h>
 #include <linux/jump_label.h>
 #include <linux/static_call.h>
 #include <linux/bug.h>
@@ -5208,6 +5210,155 @@ static void test_ftrace_entry_joins_busy_filter(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&entry_f_hits), 2);
 	KUNIT_EXPECT_EQ(test, atomic_read(&entry_g_hits), 2);
 }
+
+/*
+ * Kernel functions with an ftrace site each (this file has none: lib/ is
+ * built without the function tracer's flags), safe to call from a test,
+ * for the case below; call_filter_fns() calls each once.
+ */
+static void *const filter_fns[] = {
+	jiffies_to_msecs, jiffies_to_usecs, mktime64, ns_to_kernel_old_timeval,
+	set_normalized_timespec64, ns_to_timespec64, __msecs_to_jiffies,
+	__usecs_to_jiffies, timespec64_to_jiffies, jiffies_to_timespec64,
+	jiffies_to_clock_t, clock_t_to_jiffies, time64_to_tm,
+	jiffies64_to_nsecs, jiffies64_to_msecs, nsecs_to_jiffies64, nsecs_to_jiffies,
+	__round_jiffies, __round_jiffies_relative, round_jiffies,
+	round_jiffies_relative, __round_jiffies_up, __round_jiffies_up_relative,
+	round_jiffies_up, round_jiffies_up_relative,
+};
+#define NR_FILTER_FNS	ARRAY_SIZE(filter_fns)
+
+/* Set while call_filter_fns() runs: the kernel calls them from the test's task too. */
+static bool filter_calling;
+
+static void call_filter_fns(void)
+{
+	struct timespec64 ts = { .tv_sec = 1 };
+	unsigned long j = READ_ONCE(jiffies);
+	struct tm tm;
+
+	WRITE_ONCE(filter_calling, true);
+
+	jiffies_to_msecs(j);
+	jiffies_to_usecs(j);
+	mktime64(2026, 11, 28, 0, 0, 0);
+	ns_to_kernel_old_timeval(j);
+	set_normalized_timespec64(&ts, 1, j);
+	ns_to_timespec64(j);
+	__msecs_to_jiffies(j);
+	__usecs_to_jiffies(j);
+	timespec64_to_jiffies(&ts);
+	jiffies_to_timespec64(j, &ts);
+	jiffies_to_clock_t(j);
+	clock_t_to_jiffies(j);
+	time64_to_tm(j, 0, &tm);
+	jiffies64_to_nsecs(j);
+	jiffies64_to_msecs(j);
+	nsecs_to_jiffies64(j);
+	nsecs_to_jiffies(j);
+	__round_jiffies(j, 0);
+	__round_jiffies_relative(j, 0);
+	round_jiffies(j);
+	round_jiffies_relative(j);
+	__round_jiffies_up(j, 0);
+	__round_jiffies_up_relative(j, 0);
+	round_jiffies_up(j);
+	round_jiffies_up_relative(j);
+	WRITE_ONCE(filter_calling, false);
+}
+
+static struct kprobe *filter_probes;
+static atomic_t filter_fn_hits[NR_FILTER_FNS];
+
+/* call_filter_fns()' calls only: an interrupt may call these functions too. */
+static int filter_fn_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	if (READ_ONCE(filter_calling) && current == test_task && in_task())
+		atomic_inc(&filter_fn_hits[p - filter_probes]);
+	return 0;
+}
+
+static atomic_t plain_user2_hits;
+
+static void plain_user2(unsigned long ip, unsigned long parent_ip,
+			struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	if (READ_ONCE(filter_calling) && current == test_task && in_task())
+		atomic_inc(&plain_user2_hits);
+}
+
+static struct ftrace_ops plain_user2_ops = {
+	.func = plain_user2,
+};
+
+/*
+ * Our plain filter growing one function at a time past the sizes where
+ * ftrace gives it more buckets (5 and 17 functions), then losing every
+ * other one in one update: ftrace changes it in place between those
+ * sizes and copies it at them. A plain user on every function makes
+ * each call look the function up in our filter (two ops on a record
+ * call the list function, which asks each ops' filter), so a function
+ * missing from it, or one left in it, shows as a hit missing or extra.
+ */
+static void test_ftrace_filter_grows_in_place(struct kunit *test)
+{
+	unsigned long ips[NR_FILTER_FNS];
+	int i, calls = 0;
+
+	filter_probes = kunit_kcalloc(test, NR_FILTER_FNS, sizeof(*filter_probes), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, filter_probes);
+	for (i = 0; i < NR_FILTER_FNS; i++) {
+		atomic_set(&filter_fn_hits[i], 0);
+		ips[i] = (unsigned long)filter_fns[i];
+	}
+	atomic_set(&plain_user2_hits, 0);
+	KUNIT_ASSERT_EQ(test, 0, ftrace_set_filter_ips(&plain_user2_ops, ips,
+							NR_FILTER_FNS, 0, 0));
+	KUNIT_ASSERT_EQ(test, 0, register_ftrace_function(&plain_user2_ops));
+
+	for (i = 0; i < NR_FILTER_FNS; i++) {
+		init_probe(&filter_probes[i], filter_fns[i], NULL, 0, filter_fn_pre, NULL);
+		KUNIT_ASSERT_EQ(test, 0, register_kprobe(&filter_probes[i]));
+		KUNIT_EXPECT_TRUE(test, kprobe_ftrace(&filter_probes[i]));
+		call_filter_fns();
+		calls++;
+	}
+	for (i = 0; i < NR_FILTER_FNS; i++)
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&filter_fn_hits[i]), NR_FILTER_FNS - i,
+				    "filter_fn %d", i);
+
+	/* Every other one leaves, in one update at the barrier. */
+	for (i = 0; i < NR_FILTER_FNS; i += 2)
+		unregister_kprobe(&filter_probes[i]);
+	kprobe_deferred_barrier();
+	call_filter_fns();
+	calls++;
+	for (i = 0; i < NR_FILTER_FNS; i++)
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&filter_fn_hits[i]),
+				    NR_FILTER_FNS - i + (i & 1), "filter_fn %d", i);
+
+	/* And come back, one at a time, among those that stayed. */
+	for (i = 0; i < NR_FILTER_FNS; i += 2) {
+		init_probe(&filter_probes[i], filter_fns[i], NULL, 0, filter_fn_pre, NULL);
+		KUNIT_ASSERT_EQ(test, 0, register_kprobe(&filter_probes[i]));
+	}
+	call_filter_fns();
+	calls++;
+	for (i = 0; i < NR_FILTER_FNS; i++)
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&filter_fn_hits[i]),
+				    NR_FILTER_FNS - i + 1 + (i & 1), "filter_fn %d", i);
+
+	for (i = 0; i < NR_FILTER_FNS; i++)
+		unregister_kprobe(&filter_probes[i]);
+	kprobe_deferred_barrier();
+	KUNIT_EXPECT_EQ(test, kprobes_test_ftrace_users(), 0);
+	call_filter_fns();
+	calls++;
+	KUNIT_EXPECT_EQ(test, atomic_read(&filter_fn_hits[1]), NR_FILTER_FNS - 1 + 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&plain_user2_hits), calls * NR_FILTER_FNS);
+	unregister_ftrace_function(&plain_user2_ops);
+	ftrace_free_filter(&plain_user2_ops);
+}
 #endif
 
 #ifdef CONFIG_FAILSLAB
@@ -7277,6 +7428,7 @@ static struct kunit_case kprobes_testcases[] = {
 #ifdef CONFIG_KPROBES_ON_FTRACE
 	KUNIT_CASE(test_ftrace_arming_each_site),
 	KUNIT_CASE(test_ftrace_entry_joins_busy_filter),
+	KUNIT_CASE(test_ftrace_filter_grows_in_place),
 #endif
 #ifdef CONFIG_FAILSLAB
 	KUNIT_CASE(test_enomem_each_allocation),
