@@ -6,12 +6,17 @@ Read the "KPB-..." lines (key=value words) that bench-arm64/
 kprobe_bench_arm64.ko printed on the two consoles of make bench-arm64 and
 print the comparison: hit costs in instructions (median over the
 repetitions of a loop of calls, probed minus unprobed, per call), BRK
-exceptions per hit, and registration times (virtual, median).
+exceptions per hit, and registration times (virtual, median). Then the
+clients run's tables (guest-progs/kprobe_clients.c, after the guest's
+"BENCH-RUN clients"), the same as make bench's, from bench_clients.py.
 """
 import datetime
 import re
 import statistics
 import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ beside the scripts
+import bench_clients  # noqa: E402
 
 HITS = [
     # item, label
@@ -217,6 +222,28 @@ def main():
     if ra != rb:
         out("the kernels refused different functions: the sets differ")
     cover(ours, up, out)
+    clients(sys.argv[1], sys.argv[2], out)
+
+
+def clients(ours_log, up_log, out):
+    """make bench's Clients tables, from the BENCH lines of the two consoles."""
+    runs, skips = [], []
+    for path in (ours_log, up_log):
+        try:
+            runs.append(bench_clients.parse(path))
+            skips.append(bench_clients.parse_skips(path))
+        except OSError:
+            runs.append({})
+            skips.append([])
+    if not any("clients" in r for r in runs):
+        return
+    for name, r in zip(("ours", "upstream"), runs):
+        if "clients" not in r:
+            out("WARNING: the %s console has no clients run" % name)
+        elif "end" not in r:
+            out("WARNING: the %s console has no BENCH-RUN end: the clients run did not"
+                " finish" % name)
+    bench_clients.clients(runs[0], runs[1], skips, out)
 
 
 def insn_kind(w):

@@ -7,7 +7,10 @@
 # each booted once under qemu-system-aarch64 -machine virt -cpu max
 # -icount shift=0 with an initramfs whose /init (bench-arm64/init.c)
 # loads bench-arm64/kprobe_bench_arm64.ko, which prints "KPB..." lines
-# on the console; then bench-arm64-report.py writes out/bench-arm64.txt.
+# on the console, then runs the clients (guest-progs/kprobe_clients.c,
+# as make bench does on x86-64), with bench/kprobe_bench_gp.ko for its
+# grace-period counts; then bench-arm64-report.py writes
+# out/bench-arm64.txt.
 #
 #   kernels  build the two kernels (.build/obj-bench-arm64-ours, -upstream)
 #   modules  build the module against each, and the initramfs
@@ -18,6 +21,10 @@
 # Environment: BENCH_ARM64_KERNELS ("ours upstream"), BENCH_ARM64_SRC (the
 # source of "ours"; default .build/src, made by prepare-tree.sh first),
 # BENCH_ARM64_ARGS (module parameters, e.g. "reps=7 sizes=1,100,1000"),
+# BENCH_ARM64_CLIENTS (the clients' numbers of events, "100,1000"; empty:
+# no clients run), BENCH_ARM64_CLIENTS_REPS (their repetitions, 1),
+# BENCH_ARM64_CLIENTS_BUDGET (seconds, virtual: a repetition after the
+# first starts only if it should end within them, 1500),
 # BENCH_ARM64_TIMEOUT (seconds per guest, 3600), JOBS (2).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -27,6 +34,9 @@ out=$repo/out
 : "${BENCH_ARM64_KERNELS:=ours upstream}"
 : "${BENCH_ARM64_SRC:=}"
 : "${BENCH_ARM64_ARGS:=}"
+: "${BENCH_ARM64_CLIENTS=100,1000}"
+: "${BENCH_ARM64_CLIENTS_REPS:=1}"
+: "${BENCH_ARM64_CLIENTS_BUDGET:=1500}"
 : "${BENCH_ARM64_TIMEOUT:=3600}"
 jobs=${JOBS:-2}
 mode=${1:-all}
@@ -64,14 +74,22 @@ kernels() {
 
 modules() {
 	local which mod root ours init=$build/bench-arm64-init
+	local clients=$build/bench-arm64-kprobe_clients
 	if [ ! -x "$init" ] || [ "$t/bench-arm64/init.c" -nt "$init" ]; then
 		echo "  CC      .build/bench-arm64-init (static, aarch64)"
 		aarch64-linux-gnu-gcc -static -O2 -Wall -o "$init" "$t/bench-arm64/init.c"
 	fi
+	if [ ! -x "$clients" ] || [ "$t/guest-progs/kprobe_clients.c" -nt "$clients" ]; then
+		echo "  CC      .build/bench-arm64-kprobe_clients (static, aarch64)"
+		aarch64-linux-gnu-gcc -static -O2 -Wall -pthread -o "$clients" \
+			"$t/guest-progs/kprobe_clients.c"
+	fi
 	for which in $BENCH_ARM64_KERNELS; do
 		mod=$build/bench-arm64-mod-$which
 		mkdir -p "$mod"
-		rsync -c "$t"/bench-arm64/kprobe_bench_arm64*.[chS] "$t/bench-arm64/Kbuild" "$mod/"
+		# kprobe_bench_gp.ko: make bench's, for the clients' grace periods.
+		rsync -c "$t"/bench-arm64/kprobe_bench_arm64*.[chS] "$t/bench-arm64/Kbuild" \
+			"$t/bench/kprobe_bench_gp.c" "$mod/"
 		# Only ours has the BRK and text synchronisation counters, and
 		# only with KPROBES_SANITY_TEST.
 		ours=n
@@ -82,9 +100,10 @@ modules() {
 		kmake "$which" M="$mod" KPB_OURS="$ours" modules
 		root=$build/initramfs-bench-arm64-$which
 		rm -rf "$root"
-		mkdir -p "$root"/{dev,proc}
+		mkdir -p "$root"/{bin,dev,proc,sys}
 		cp "$init" "$root/init"
-		cp "$mod/kprobe_bench_arm64.ko" "$root/"
+		cp "$clients" "$root/bin/kprobe_clients"
+		cp "$mod/kprobe_bench_arm64.ko" "$mod/kprobe_bench_gp.ko" "$root/"
 		(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) \
 			> "$build/initramfs-bench-arm64-$which.cpio.gz"
 	done
@@ -96,6 +115,8 @@ boot() {
 		log=$build/console-bench-arm64-$which.log
 		append="console=ttyAMA0 panic=-1 preempt=full"
 		[ -n "$BENCH_ARM64_ARGS" ] && append="$append kpb_args=\"$BENCH_ARM64_ARGS\""
+		[ -n "$BENCH_ARM64_CLIENTS" ] &&
+			append="$append kpb_clients=$BENCH_ARM64_CLIENTS kpb_clients_reps=$BENCH_ARM64_CLIENTS_REPS kpb_clients_budget=$BENCH_ARM64_CLIENTS_BUDGET"
 		echo "  QEMU    bench-arm64, $which kprobes (-icount shift=0), console in ${log#$repo/}"
 		# -icount needs single-threaded TCG: the two vCPUs run in turn
 		# and the virtual clock advances 1 ns per instruction of either.

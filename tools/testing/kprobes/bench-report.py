@@ -7,15 +7,17 @@ bench consoles, print the comparison tables, write OUTDIR/bench.txt and
 plot the hit costs to OUTDIR/bench.png with gnuplot when it is there.
 The clients run (guest-progs/kprobe_clients.c) also prints
 "BENCH-SKIP <exp> <N|all> <rep|all> <reason>" for what it could not
-measure; the clients tables say so.
+measure; the clients tables say so. Those tables, and the reading of
+the consoles, are bench_clients.py's (make bench-arm64 prints them too).
 """
 import datetime
 import os
-import re
 import shutil
-import statistics
 import subprocess
 import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ beside the scripts
+from bench_clients import clients, compare_row, fmt, parse, parse_skips, ratio  # noqa: E402
 
 HITS = [
     # key, label, traps per hit by design (the same in both kernels)
@@ -27,41 +29,6 @@ HITS = [
     ("hit_kretprobe_entry", "kretprobe + entry_handler + data", 0),
     ("hit_aggregate4", "4 kprobes at one address (optimized)", 0),
 ]
-
-
-def parse(path):
-    runs = {}
-    label = None
-    with open(path, errors="replace") as f:
-        for line in f:
-            line = line.strip().replace("\r", "")
-            m = re.search(r"BENCH-RUN (.+)$", line)
-            if m:
-                label = m.group(1).strip()
-                runs.setdefault(label, {})
-                continue
-            m = re.search(r"\bBENCH (\w+) (\d+)$", line)
-            if m and label:
-                runs[label][m.group(1)] = int(m.group(2))
-    return runs
-
-
-def ratio(a, b):
-    if a is None or b is None:
-        return "-"
-    if b == 0:
-        return "-" if a else "1.00"
-    return "%.2f" % (a / b)
-
-
-def fmt(v, scale=1):
-    return "-" if v is None else ("%d" % (v / scale) if scale == 1 else "%.1f" % (v / scale))
-
-
-def compare_row(out, first, width, label, a, b, scale=1):
-    """One line of a comparison table: two labels, ours, upstream, ratio."""
-    out("%-*s %-*s %9s %9s %8s" % (width[0], first, width[1], label,
-                                    fmt(a, scale), fmt(b, scale), ratio(a, b)))
 
 
 LAYOUTS = [
@@ -160,150 +127,6 @@ def layouts(ours, up, out):
                     "-" if a is None or not b else "%.3f" % (a / b),
                     o.get(base + "_done", "-"), u.get(base + "_done", "-")))
         out("")
-
-
-CLIENT_EXPS = [
-    # experiment, label
-    ("perf_entry", "PMU entry"),
-    ("perf_entry_bpf", "PMU entry, BPF"),
-    ("perf_entry_link", "PMU entry, BPF link"),
-    ("perf_entry_bpf_threads", "PMU entry, BPF, 4 closing"),
-    ("perf_kret", "PMU kretprobe"),
-    ("perf_kret_bpf", "PMU kretprobe, BPF"),
-    ("perf_body", "PMU body"),
-    ("perf_body_bpf", "PMU body, BPF"),
-    ("perf_body_bpf_threads", "PMU body, BPF, 4 closing"),
-    ("events_remove", "kprobe_events, removed"),
-    ("events_clear", "kprobe_events, truncated"),
-    ("multi_entry", "kprobe_multi link, one"),
-]
-CLIENT_GPS = [("rcu", "rcu"), ("rcu_exp", "exp"), ("srcu_tp", "srcu"),
-              ("tasks_trace", "tt"), ("tasks_rude", "rude")]
-CLIENT_KEY = re.compile(r"^cl_(.+)_(\d+)_r(\d+)_(events|refused|attach_ns|attach_tsc|"
-                        r"detach_ns|detach_tsc|gp_\w+)$")
-
-
-def parse_skips(path):
-    """The clients run's BENCH-SKIP lines: (exp, N, rep, reason)."""
-    skips = []
-    with open(path, errors="replace") as f:
-        for line in f:
-            line = line.strip().replace("\r", "")
-            m = re.search(r"BENCH-SKIP (\S+) (\S+) (\S+) (.*)$", line)
-            if m:
-                skips.append(m.groups())
-    return skips
-
-
-def client_reps(runs):
-    """{(exp, N): [{metric: value} per repetition with figures]}."""
-    reps = {}
-    for key, value in runs.get("clients", {}).items():
-        m = CLIENT_KEY.match(key)
-        if m:
-            exp, n, rep, metric = m.groups()
-            reps.setdefault((exp, int(n)), {}).setdefault(int(rep), {})[metric] = value
-    return {k: [v[r] for r in sorted(v)] for k, v in reps.items()}
-
-
-def per_event(reps, metric):
-    """Per-event values of @metric, one per repetition that has it."""
-    return [r[metric] / r["events"] for r in reps if r.get("events") and metric in r]
-
-
-def med(values):
-    return statistics.median(values) if values else None
-
-
-def multi_ratios(o, u, out):
-    """Attach one at a time against one kprobe_multi link, per function."""
-    sizes = sorted({n for e, n in list(o) + list(u) if e == "multi_entry"})
-    if not sizes:
-        return
-    out("")
-    out("Attach per event against kprobe_multi's per function on the same kernel")
-    out("(medians): how far one-at-a-time attach is from the batched interface")
-    out("%-31s %9s %9s" % ("experiment, N", "ours", "upstream"))
-    for n in sizes:
-        mo = med(per_event(o.get(("multi_entry", n), []), "attach_ns"))
-        mu = med(per_event(u.get(("multi_entry", n), []), "attach_ns"))
-        for exp in ("perf_entry", "perf_entry_bpf", "perf_entry_link", "perf_kret_bpf",
-                    "events_remove"):
-            ao = med(per_event(o.get((exp, n), []), "attach_ns"))
-            au = med(per_event(u.get((exp, n), []), "attach_ns"))
-            out("%-31s %9s %9s" % ("%s, %d" % (dict(CLIENT_EXPS)[exp], n),
-                                   ratio(ao, mo), ratio(au, mu)))
-
-
-def clients(ours, up, skips, out):
-    """Events attached one at a time, then detached one at a time."""
-    o, u = client_reps(ours), client_reps(up)
-    if not o and not u and not any(skips):
-        return
-    known = [e for e, _ in CLIENT_EXPS]
-    labels = dict(CLIENT_EXPS)
-    exps = known + sorted({e for e, _ in list(o) + list(u)} - set(known))
-    # Every size measured or tried (a size may have failed everywhere).
-    tried = set(o) | set(u) | {(e, int(n)) for sk in skips for e, n, _, _ in sk
-                               if n.isdigit()}
-    exps += sorted({e for e, _ in tried} - set(exps))
-    rows = [(e, n) for e in exps for n in sorted({k[1] for k in tried if k[0] == e})]
-    out("")
-    out("Clients (guest-progs/kprobe_clients.c): N perf kprobe PMU events on N")
-    out("distinct functions (entry, kretprobe, or the instruction after the ftrace")
-    out("site), or N kprobe_events lines, attached one at a time, then detached one")
-    out("at a time (4 closing: by four threads at once; truncated: one truncating")
-    out("open), as bpftrace, perf, pwru and Tetragon do. Per event, microseconds")
-    out("(virtual: CLOCK_MONOTONIC; a grace period is idle time, which passes at")
-    out("real speed): the median of the repetitions, and their range; tsc: the")
-    out("ratio of the TSC medians.")
-    width = (31, 6)
-    out("%-31s %-6s %9s %9s %8s %14s %14s %6s" % (
-        "experiment, N", "phase", "ours", "upstream", "ratio", "ours range",
-        "upstream range", "tsc"))
-
-    def rng(values):
-        return "%.0f-%.0f" % (min(values) / 1e3, max(values) / 1e3) if values else "-"
-
-    for exp, n in rows:
-        ro, ru = o.get((exp, n), []), u.get((exp, n), [])
-        for phase in ("detach", "attach"):
-            vo, vu = per_event(ro, phase + "_ns"), per_event(ru, phase + "_ns")
-            to, tu = per_event(ro, phase + "_tsc"), per_event(ru, phase + "_tsc")
-            line = []
-            compare_row(line.append, "%s, %d" % (labels.get(exp, exp), n), width,
-                        phase, med(vo), med(vu), 1e3)
-            out("%s %14s %14s %6s" % (line[0], rng(vo), rng(vu), ratio(med(to), med(tu))))
-    multi_ratios(o, u, out)
-    out("")
-    out("Grace periods completed per detached event while detaching, median of the")
-    out("repetitions (anyone's: other users' count too): rcu normal, exp expedited,")
-    out("srcu tracepoint_srcu, tt Tasks Trace, rude Tasks Rude RCU; reps: the")
-    out("repetitions with figures; ref: functions refused on the way (median)")
-    cols = "".join("%6s" % short for _, short in CLIENT_GPS) + " %4s %4s" % ("reps", "ref")
-    out("%-31s %-40s %s" % ("", "ours", "upstream"))
-    out("%-31s%s %s" % ("experiment, N", cols, cols))
-    for exp, n in rows:
-        cells = []
-        for reps in (o.get((exp, n), []), u.get((exp, n), [])):
-            part = ""
-            for flavour, _ in CLIENT_GPS:
-                v = med(per_event(reps, "gp_" + flavour))
-                part += "%6s" % ("-" if v is None else "%.2f" % v)
-            refused = med([r["refused"] for r in reps if "refused" in r])
-            part += " %4d %4s" % (len(reps), "-" if refused is None else "%d" % refused)
-            cells.append(part)
-        out("%-31s%s %s" % ("%s, %d" % (labels.get(exp, exp), n), cells[0], cells[1]))
-    for who, sk in (("ours", skips[0]), ("upstream", skips[1])):
-        # One line per experiment, size and reason, with its repetitions.
-        seen = {}
-        for exp, n, rep, reason in sk:
-            seen.setdefault((exp, n, reason), []).append(
-                str(int(rep) + 1) if rep.isdigit() else rep)
-        for (exp, n, reason), reps in seen.items():
-            what = exp if n == "all" else "%s, N=%s, repetition%s %s" % (
-                exp, n, "s" if len(reps) > 1 else "", ", ".join(reps))
-            out("(%s: not measured: %s: %s)" % (who, what, reason))
 
 
 def pending(ours, out):

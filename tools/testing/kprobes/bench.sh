@@ -20,6 +20,8 @@
 # time, as bpftrace, perf, pwru and Tetragon do, through the perf kprobe
 # PMU and kprobe_events, on as many functions; empty to skip),
 # BENCH_CLIENTS_REPS (its repetitions of each measurement),
+# BENCH_CLIENTS_ONLY (the experiments to run, comma-separated: e.g.
+# perf_entry,perf_kret,events_enable,multi_entry; empty for all),
 # BENCH_CLIENTS_BUDGET (seconds, virtual: a repetition after the first
 # starts only if it should end within them), BENCH_KERNELS (which
 # kernels to build and boot: "ours upstream"; the report reads the last
@@ -45,6 +47,7 @@ out=$repo/out
 : "${BENCH_CLIENTS=100,1000}"
 : "${BENCH_CLIENTS_REPS:=3}"
 : "${BENCH_CLIENTS_BUDGET:=1500}"
+: "${BENCH_CLIENTS_ONLY:=}"
 : "${BENCH_KERNELS:=ours upstream}"
 mode=${1:-bench}
 mkdir -p "$out"
@@ -74,7 +77,7 @@ for which in $BENCH_KERNELS; do
 	KERNEL=$build/obj-bench-$which/arch/x86/boot/bzImage \
 	INITRD=$build/initramfs-bench-$which.cpio.gz \
 	QEMU_EXTRA="-icount shift=0" \
-	KPTEST_APPEND="kpbench_attach=$BENCH_ATTACH kpbench_single=$BENCH_SINGLE kpbench_conc=$BENCH_CONC kpbench_scale=$BENCH_SCALE kpbench_big=$BENCH_BIG kpbench_entries=$BENCH_ENTRIES kpbench_kret=$BENCH_KRET$pending${BENCH_COVERAGE:+ kpcov_fns=$BENCH_COVERAGE}${BENCH_CLIENTS:+ kpbench_clients=$BENCH_CLIENTS kpbench_clients_reps=$BENCH_CLIENTS_REPS kpbench_clients_budget=$BENCH_CLIENTS_BUDGET}" \
+	KPTEST_APPEND="kpbench_attach=$BENCH_ATTACH kpbench_single=$BENCH_SINGLE kpbench_conc=$BENCH_CONC kpbench_scale=$BENCH_SCALE kpbench_big=$BENCH_BIG kpbench_entries=$BENCH_ENTRIES kpbench_kret=$BENCH_KRET$pending${BENCH_COVERAGE:+ kpcov_fns=$BENCH_COVERAGE}${BENCH_CLIENTS:+ kpbench_clients=$BENCH_CLIENTS kpbench_clients_reps=$BENCH_CLIENTS_REPS kpbench_clients_budget=$BENCH_CLIENTS_BUDGET${BENCH_CLIENTS_ONLY:+ kpbench_clients_only=$BENCH_CLIENTS_ONLY}}" \
 		"$t/run-guest.sh" bench "$build/console-bench-$which.log" 5400
 done
 

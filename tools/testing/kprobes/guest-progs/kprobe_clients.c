@@ -4,16 +4,27 @@
  * done the way real clients (bpftrace and libbpf, perf, pwru, Tetragon)
  * do it: one event at a time, each on a function of its own, opened one
  * after the other and then closed one after the other. guest/bench runs
- * it on both make bench kernels; bench-report.py compares them.
+ * it on both make bench kernels (x86-64), bench-arm64/init.c on both
+ * make bench-arm64 kernels; bench-report.py and bench-arm64-report.py
+ * compare them (the tables are bench_clients.py's). One source for both
+ * architectures: the cycle counter and the size of the ftrace site are
+ * each's (#if __x86_64__ / __aarch64__ below).
  *
- * Usage: kprobe_clients SIZES [REPS [BUDGET]]
+ * Usage: kprobe_clients [--avoid SYM+COUNT[,...]] [--only EXP[,...]] SIZES
+ *        [REPS [BUDGET]]
  *   SIZES   comma-separated numbers N of events (distinct functions)
  *   REPS    repetitions of every measurement (default 3)
  *   BUDGET  seconds (virtual): a repetition after the first starts only
  *           if it should end within this time from the start, judging by
  *           the last one (default 1500); the first always runs whole
- * kprobe_clients --list N prints the first N functions it would try,
- * with their body offsets, and probes nothing.
+ *   --avoid functions probed earlier in the boot, left out: the COUNT
+ *           text symbols from SYM on, in kallsyms' address order (what
+ *           make bench-arm64's module walks before the clients run; the
+ *           functions of guest/bench's coverage run, SYM+1 each)
+ *   --only  the experiments to run (names below); the others print
+ *           BENCH-SKIP and take no functions
+ * kprobe_clients [--avoid ...] --list N prints the first N functions it
+ * would try, with their body offsets, and probes nothing.
  *
  * Experiments, each repeated as: attach N events, then detach them.
  *   perf_entry              the perf kprobe PMU (perf_event_open() with
@@ -29,21 +40,46 @@
  *                           threads at once, N/4 each
  *   perf_kret, perf_kret_bpf  kretprobes (the PMU's retprobe bit) there
  *   perf_body, perf_body_bpf, perf_body_bpf_threads
- *                           the same functions at the instruction after
- *                           their ftrace site (a breakpoint, optimized or
- *                           not: the kernel decides)
+ *                           N functions at the instruction after their
+ *                           ftrace site (a breakpoint, optimized or not:
+ *                           the kernel decides)
  *   events_remove           tracefs kprobe_events: N "p:kpbench/fK FUNC"
  *                           lines written one at a time, then N
  *                           "-:kpbench/fK" lines, one at a time
- *   events_clear            the same N lines, then one truncating open
+ *   events_clear            N such lines, then one truncating open
  *                           (echo > kprobe_events)
+ *   events_enable           N such lines, each enabled (its
+ *                           events/kpbench/fK/enable written 1) right
+ *                           after it is written, as perf probe and
+ *                           trace-cmd users do; then each disabled and
+ *                           removed, one at a time
  *   multi_entry             not one at a time: one BPF kprobe_multi link
  *                           (BPF_LINK_CREATE, BPF_TRACE_KPROBE_MULTI, by
- *                           name) over the same N functions, then the
- *                           link closed: what the batched interface
- *                           costs per function, for comparison
+ *                           name) over N functions, then the link
+ *                           closed: what the batched interface costs per
+ *                           function, for comparison (needs fprobe,
+ *                           which arm64 6.12 lacks: BENCH-SKIP there)
  * Every repetition runs every experiment for every N before the next
  * one starts, so that slow drifts spread over all of them alike.
+ *
+ * Fresh functions: every measurement (experiment x N x repetition) takes
+ * its functions from one cursor into the list of candidates, which only
+ * moves forward: no function is attached by two measurements, as a
+ * client attaching new functions would find them. (A detached entry's
+ * ip may stay in our kprobes' ftrace filter for a while, so attaching it
+ * again would be nearly free.) The functions the kernel refuses, and
+ * those a body experiment skips for want of a body offset, are used up
+ * too. The list's order is fixed (the cold subsystems' functions first,
+ * then the others, each in available_filter_functions' order), so both
+ * kernels take the same functions in the same sequence, but for the few
+ * functions only one of them has and the refusals each makes. A
+ * measurement that finds fewer than N candidates left takes none, and
+ * one that runs out on the way (refusals) fails: either prints
+ * BENCH-SKIP with the reason "no fresh functions left"; the list is
+ * never started again. At the start a "clients:" line says how many
+ * functions the planned measurements need against how many there are
+ * (and how many measurements those will serve when they are too few),
+ * at the end how many were used.
  *
  * As libbpf does: a perf event is opened for all tasks on CPU 0, enabled
  * (PERF_EVENT_IOC_ENABLE) after its program is attached, and disabled
@@ -52,25 +88,28 @@
  * attempts the kernel refused are counted, not timed); detach time is
  * the wall time of the whole detach phase.
  *
- * Output: one line per figure, for bench-report.py, after guest/bench's
+ * Output: one line per figure, for the reports, after the guest's
  * "BENCH-RUN clients":
  *   BENCH cl_<exp>_<N>_r<rep>_<metric> <value>
  * metrics: events (opened; N), refused (functions the kernel refused on
- * the way), attach_ns, detach_ns (CLOCK_MONOTONIC), attach_tsc,
- * detach_tsc (TSC cycles), and gp_<flavour>: grace periods completed
- * during the detach phase, from kprobe_bench_gp.ko's debugfs file (rcu,
- * rcu_exp, srcu_tp, tasks_trace, tasks_rude). A measurement that failed
- * prints no figure, but
+ * the way), attach_ns, detach_ns (CLOCK_MONOTONIC), the cycle counter's
+ * attach_tsc, detach_tsc (x86: TSC cycles) or attach_cntvct,
+ * detach_cntvct (arm64: CNTVCT_EL0 ticks), and gp_<flavour>: grace
+ * periods completed during the detach phase, from kprobe_bench_gp.ko's
+ * debugfs file (rcu, rcu_exp, srcu_tp, tasks_trace, tasks_rude). A
+ * measurement that failed prints no figure, but
  *   BENCH-SKIP <exp> <N|all> <rep|all> <reason>
  * and so does an experiment this kernel cannot run (no kprobe PMU, no
- * BPF, no tracefs). Progress lines start with "clients:".
+ * BPF, no kprobe_multi, no tracefs). Progress lines start with
+ * "clients:".
  *
  * Under QEMU -icount shift=0 the guest's time is virtual: an instruction
  * is 1 ns, and idle time (most of a grace period) passes at real speed.
- * The bench kernels' clocksource is the TSC ("Switched to clocksource
- * tsc" on their consoles), so CLOCK_MONOTONIC is computed from the same
- * counter as the TSC figures: they should agree, and show it if the
- * clocksource ever changes.
+ * The x86 bench kernels' clocksource is the TSC ("Switched to clocksource
+ * tsc" on their consoles), the arm64 ones' the generic timer's counter
+ * (arch_sys_counter, CNTVCT_EL0), so CLOCK_MONOTONIC is computed from the
+ * same counter as the cycle figures: they should agree, and show it if
+ * the clocksource ever changes.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -99,8 +138,23 @@
 #define MAX_SIZES	8
 #define MAX_N		10000
 #define CLOSERS		4
+#if defined(__x86_64__)
 /* x86's ftrace site is one 5-byte nop (MCOUNT_INSN_SIZE). */
 #define FTRACE_INSN	5
+/* The cycle counter's metric name: attach_tsc, detach_tsc. */
+#define COUNTER		"tsc"
+#elif defined(__aarch64__)
+/*
+ * arm64's ftrace site, as ftrace records it (ftrace_call_adjust()), is
+ * one 4-byte instruction: the NOP that becomes "bl ftrace_caller", after
+ * the one that becomes "mov x9, x30" (and a BTI before that, if any).
+ */
+#define FTRACE_INSN	4
+/* The generic timer's virtual count: attach_cntvct, detach_cntvct. */
+#define COUNTER		"cntvct"
+#else
+#error "kprobe_clients: x86-64 and arm64 only (the counter, the ftrace site's size)"
+#endif
 /* An ftrace site further in than this is not right after an ENDBR. */
 #define MAX_FTRACE_OFF	16
 /* Give up on an experiment when this many functions in a row are refused. */
@@ -110,7 +164,7 @@
 
 enum site { ENTRY, BODY };
 enum bpf_how { NO_BPF, BPF_IOCTL, BPF_LINK };
-enum kind { PERF, EVENTS_REMOVE, EVENTS_CLEAR, MULTI };
+enum kind { PERF, EVENTS_REMOVE, EVENTS_CLEAR, EVENTS_ENABLE, MULTI };
 
 struct experiment {
 	const char *name;
@@ -134,6 +188,7 @@ static struct experiment exps[] = {
 	{ "perf_body_bpf_threads", PERF, BODY, 0, BPF_IOCTL, CLOSERS, NULL },
 	{ "events_remove", EVENTS_REMOVE, ENTRY, 0, NO_BPF, 1, NULL },
 	{ "events_clear", EVENTS_CLEAR, ENTRY, 0, NO_BPF, 1, NULL },
+	{ "events_enable", EVENTS_ENABLE, ENTRY, 0, NO_BPF, 1, NULL },
 	{ "multi_entry", MULTI, ENTRY, 0, BPF_LINK, 1, NULL },
 };
 #define ARRAY_SIZE(a)	(int)(sizeof(a) / sizeof((a)[0]))
@@ -167,6 +222,28 @@ static struct cand *cands;
 static int nr_cands;
 static int *order;		/* the candidates to use, in that order */
 static int nr_order;
+/*
+ * The next entry of order[] no measurement has taken. Every measurement
+ * takes its functions from here on, refused ones and ones it skips
+ * included, and it only ever moves forward: no function is attached by
+ * two measurements (our kprobes keep a detached entry's ip in ftrace's
+ * filter for a while, so attaching it again would be nearly free).
+ */
+static int cursor;
+
+/* The next fresh candidate, or -1 when none is left. */
+static int next_fresh(void)
+{
+	return cursor < nr_order ? order[cursor++] : -1;
+}
+
+#define NO_FRESH	"no fresh functions left"
+
+/* The name of order[@i], for the progress lines; "-" for none. */
+static const char *cand_name(int i)
+{
+	return i >= 0 && i < nr_order ? cands[order[i]].name : "-";
+}
 
 /* What this kernel has. */
 static int pmu_type = -1;
@@ -179,7 +256,7 @@ static uint64_t start_ns;
 
 struct result {
 	int events, refused;
-	uint64_t attach_ns, attach_tsc, detach_ns, detach_tsc;
+	uint64_t attach_ns, attach_cnt, detach_ns, detach_cnt;
 	struct gp gp0, gp1;
 	char why[200];
 };
@@ -219,12 +296,24 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-static uint64_t rdtsc_ordered(void)
+/*
+ * The cycle counter, read after every earlier instruction: the TSC on
+ * x86 (lfence; rdtsc), CNTVCT_EL0 on arm64 (isb; mrs; Linux lets EL0
+ * read it, for the vDSO).
+ */
+static uint64_t counter_read(void)
 {
+#if defined(__x86_64__)
 	uint32_t lo, hi;
 
 	asm volatile("lfence; rdtsc" : "=a" (lo), "=d" (hi) :: "memory");
 	return (uint64_t)hi << 32 | lo;
+#else
+	uint64_t v;
+
+	asm volatile("isb; mrs %0, cntvct_el0" : "=r" (v) :: "memory");
+	return v;
+#endif
 }
 
 static double secs(uint64_t ns)
@@ -315,11 +404,11 @@ static int base_probes = -1;	/* kprobes/list's lines before we start */
  * Before each measurement: let the last one's deferred work end, so that
  * none of it runs in the next, nor do its grace periods count there.
  * The tree's optimizer unoptimizes and frees an optimized probe some 5
- * jiffies and a grace period after unregister_kprobe() returns (and a
- * probe registered again at the address before that takes another path;
- * the body experiments probe the same addresses), out of kprobes/list's
- * sight. So: at least 500 ms, and until kprobes/list is as long as
- * before the first measurement, at most 10 s; 1 s without kprobes/list.
+ * jiffies and a grace period after unregister_kprobe() returns, out of
+ * kprobes/list's sight; ours leaves a detached entry's ip in its ftrace
+ * filter for a tenth of a second. So: at least 500 ms, and until
+ * kprobes/list is as long as before the first measurement, at most 10 s;
+ * 1 s without kprobes/list.
  */
 static void settle(void)
 {
@@ -409,15 +498,37 @@ static const char *load_bpf(void)
 	return NULL;
 }
 
-/* kprobe_multi needs CONFIG_FPROBE, and a program loaded for it. */
+/*
+ * kprobe_multi needs CONFIG_FPROBE, and a program loaded for it. Without
+ * fprobe, BPF_LINK_CREATE of a kprobe_multi link fails with EOPNOTSUPP
+ * before it looks at the functions; with it, a link over none is EINVAL.
+ * So it is asked for one over none: no function is used up finding out.
+ */
 static const char *load_multi_bpf(void)
 {
-	static char why[160];
+	static char why[200];
+	const char *none = NULL;
+	union bpf_attr attr;
+	int link;
 
 	multi_prog_fd = load_prog(BPF_TRACE_KPROBE_MULTI);
 	if (multi_prog_fd < 0) {
 		snprintf(why, sizeof(why), "BPF_PROG_LOAD(BPF_PROG_TYPE_KPROBE,"
 			 " BPF_TRACE_KPROBE_MULTI): %s", strerror(errno));
+		return why;
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.link_create.prog_fd = multi_prog_fd;
+	attr.link_create.attach_type = BPF_TRACE_KPROBE_MULTI;
+	attr.link_create.kprobe_multi.syms = (uint64_t)(uintptr_t)&none;
+	attr.link_create.kprobe_multi.cnt = 0;
+	link = sys_bpf(BPF_LINK_CREATE, &attr);
+	if (link >= 0) {
+		close(link);
+	} else if (errno == EOPNOTSUPP || errno == ENOTSUPP_KERNEL) {
+		snprintf(why, sizeof(why), "no kprobe_multi links: BPF_LINK_CREATE("
+			 "BPF_TRACE_KPROBE_MULTI) of no function: %s (a kernel without"
+			 " CONFIG_FPROBE)", strerror(errno));
 		return why;
 	}
 	return NULL;
@@ -528,6 +639,11 @@ static const char *const hot[] = {
 	"hrtimer", "nmi", "int3", "entry", "ret_from", "switch", "notif", "hash",
 	"list", "rb_", "xa_", "idr", "ida", "kobject", "cgroup", "cred", "audit",
 	"security", "lsm", "rw", "atomic", "barrier", "flush", "sync",
+#ifdef __aarch64__
+	/* arm64's: interrupts, exceptions, syscalls, FP state, the PL011. */
+	"gic", "el0", "el1", "syscall", "svc", "fpsimd", "sve", "sme", "psci",
+	"pl011", "amba", "counter",
+#endif
 };
 
 /*
@@ -545,13 +661,114 @@ static const char *const cold_hot[] = {
 	"sched", "alloc", "free", "work", "queue",
 };
 
+/*
+ * @prefix: does @name start with one of @words? Otherwise: does it start
+ * with one (past leading underscores), or hold one as a whole word
+ * between underscores ("sys_" and the like, ending in one, anywhere)?
+ * Not any substring: "str" would take "destroy", "get" "target".
+ */
 static int matches(const char *name, const char *const *words, int n, int prefix)
+{
+	const char *bare = name, *p;
+	size_t len;
+	int i;
+
+	while (*bare == '_')
+		bare++;
+	for (i = 0; i < n; i++) {
+		len = strlen(words[i]);
+		if (!strncmp(prefix ? name : bare, words[i], len))
+			return 1;
+		if (prefix)
+			continue;
+		for (p = bare; (p = strstr(p, words[i])); p += len)
+			if (p[-1] == '_' && (words[i][len - 1] == '_' || !p[len] || p[len] == '_'))
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * --avoid SYM+COUNT[,SYM+COUNT...]: functions something else probed in
+ * this boot before the clients run, which no measurement may take: the
+ * COUNT text symbols from SYM on (SYM's included), in kallsyms' address
+ * order, which is how make bench-arm64's module walks kallsyms; SYM+1 is
+ * SYM alone.
+ */
+#define MAX_AVOID	32
+static const char *avoid_spec;
+static struct avoid {
+	char name[128];
+	long count;
+	unsigned long from, to;		/* [from, to); from 0: not found */
+} avoids[MAX_AVOID];
+static int nr_avoids;
+
+static const char *parse_avoid(void)
+{
+	static char why[200];
+	const char *p = avoid_spec;
+	int len;
+
+	while (p && *p) {
+		struct avoid *a = &avoids[nr_avoids];
+
+		if (nr_avoids == MAX_AVOID || sscanf(p, "%127[^+,]+%ld%n", a->name, &a->count,
+						     &len) != 2 || a->count < 1 ||
+		    (p[len] && p[len] != ',')) {
+			snprintf(why, sizeof(why), "--avoid %s: at most %d SYM+COUNT,"
+				 " comma-separated", avoid_spec, MAX_AVOID);
+			return why;
+		}
+		nr_avoids++;
+		p += len + !!p[len];
+	}
+	return NULL;
+}
+
+static int cmp_ulong(const void *a, const void *b)
+{
+	unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The ranges of avoids[], from the text symbols' sorted addresses. */
+static void avoid_ranges(unsigned long *text, int nr_text)
+{
+	int i, lo, hi, mid;
+
+	qsort(text, nr_text, sizeof(*text), cmp_ulong);
+	for (i = 0; i < nr_avoids; i++) {
+		struct avoid *a = &avoids[i];
+
+		if (!a->from) {
+			printf("clients: --avoid: no %s in /proc/kallsyms\n", a->name);
+			continue;
+		}
+		for (lo = 0, hi = nr_text; lo < hi; ) {
+			mid = lo + (hi - lo) / 2;
+			if (text[mid] < a->from)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		/* Past @lo, COUNT distinct addresses further. */
+		for (hi = lo; hi < nr_text && a->count; hi++)
+			if (hi == lo || text[hi] != text[hi - 1])
+				a->count--;
+		while (hi < nr_text && text[hi] == text[hi - 1])
+			hi++;
+		a->to = hi < nr_text ? text[hi] : ~0UL;
+	}
+}
+
+static int avoided(const struct cand *c)
 {
 	int i;
 
-	for (i = 0; i < n; i++)
-		if (prefix ? !strncmp(name, words[i], strlen(words[i])) :
-			     !!strstr(name, words[i]))
+	for (i = 0; i < nr_avoids; i++)
+		if (c->addr && c->addr >= avoids[i].from && c->addr < avoids[i].to)
 			return 1;
 	return 0;
 }
@@ -573,10 +790,17 @@ static const char *read_functions(int *bodies)
 	static char why[200];
 	char *line = NULL, name[256], type;
 	size_t cap = 0;
-	unsigned long addr;
-	int k, pass, nr_cold = 0, with_addrs = 1;
+	unsigned long addr, *text = NULL;
+	int k, i, pass, nr_cold = 0, with_addrs = 1, nr_text = 0, text_cap = 0;
+	int nr_avoided = 0;
 	FILE *f;
 
+	if (avoid_spec) {
+		const char *bad = parse_avoid();
+
+		if (bad)
+			return bad;
+	}
 	hash = calloc(HASH_SIZE, sizeof(*hash));
 	if (!hash)
 		return "out of memory";
@@ -611,12 +835,33 @@ static const char *read_functions(int *bodies)
 	}
 
 	*bodies = 0;
-	f = with_addrs ? fopen("/proc/kallsyms", "re") : NULL;
+	f = with_addrs || nr_avoids ? fopen("/proc/kallsyms", "re") : NULL;
+	if (!f && nr_avoids)
+		printf("clients: --avoid: no /proc/kallsyms (%s): nothing avoided\n",
+		       strerror(errno));
 	while (f && getline(&line, &cap, f) > 0) {
 		if (strchr(line, '['))
 			continue;
 		if (sscanf(line, "%lx %c %255s", &addr, &type, name) != 3)
 			continue;
+		if (nr_avoids && addr && strchr("tTwW", type)) {
+			if (nr_text == text_cap) {
+				unsigned long *t;
+
+				text_cap = text_cap ? 2 * text_cap : 65536;
+				t = realloc(text, text_cap * sizeof(*text));
+				if (!t) {
+					fclose(f);
+					free(line);
+					return "out of memory";
+				}
+				text = t;
+			}
+			text[nr_text++] = addr;
+			for (i = 0; i < nr_avoids; i++)
+				if (!avoids[i].from && !strcmp(name, avoids[i].name))
+					avoids[i].from = addr;
+		}
 		k = lookup(name, 0);
 		if (k < 0)
 			continue;
@@ -628,6 +873,9 @@ static const char *read_functions(int *bodies)
 	if (f)
 		fclose(f);
 	free(line);
+	if (nr_avoids)
+		avoid_ranges(text, nr_text);
+	free(text);
 	for (k = 0; k < nr_cands; k++) {
 		struct cand *c = &cands[k];
 
@@ -653,6 +901,10 @@ static const char *read_functions(int *bodies)
 			if (is_cold ? matches(n, cold_hot, ARRAY_SIZE(cold_hot), 0) :
 				      matches(n, hot, ARRAY_SIZE(hot), 0))
 				continue;
+			if (avoided(&cands[k])) {
+				nr_avoided++;
+				continue;
+			}
 			order[nr_order++] = k;
 		}
 		if (!pass)
@@ -661,6 +913,8 @@ static const char *read_functions(int *bodies)
 	printf("clients: %d functions in available_filter_functions, %d to try (%d of"
 	       " cold subsystems first), %d with a body offset%s\n", nr_cands, nr_order, nr_cold,
 	       *bodies, with_addrs ? "" : " (no available_filter_functions_addrs)");
+	if (nr_avoids)
+		printf("clients: --avoid %s: %d functions left out\n", avoid_spec, nr_avoided);
 	return nr_order ? NULL : "no function left to probe";
 }
 
@@ -733,14 +987,18 @@ static int perf_attach(const struct experiment *e, int n, struct result *r)
 	const char *func;
 	long off;
 
-	for (c = 0; i < n && c < nr_order; c++) {
-		func = cands[order[c]].name;
-		off = e->site == BODY ? cands[order[c]].body : 0;
+	while (i < n) {
+		c = next_fresh();
+		if (c < 0)
+			return fail(r, NO_FRESH " (%d of %d attached, %d refused)", i, n,
+				    r->refused);
+		func = cands[c].name;
+		off = e->site == BODY ? cands[c].body : 0;
 		if (off < 0)
 			continue;
 		evs[i].fd = evs[i].link = -1;
 		t0 = now_ns();
-		c0 = rdtsc_ordered();
+		c0 = counter_read();
 		fd = perf_open(func, off, e->ret);
 		if (fd < 0) {
 			err = errno;
@@ -768,15 +1026,12 @@ static int perf_attach(const struct experiment *e, int n, struct result *r)
 		if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0))
 			return fail(r, "PERF_EVENT_IOC_ENABLE(%s+%ld): %s", func, off,
 				    strerror(errno));
-		c1 = rdtsc_ordered();
+		c1 = counter_read();
 		t1 = now_ns();
 		r->attach_ns += t1 - t0;
-		r->attach_tsc += c1 - c0;
+		r->attach_cnt += c1 - c0;
 		i++;
 	}
-	if (i < n)
-		return fail(r, "only %d of %d functions accepted (%d refused)", i, n,
-			    r->refused);
 	return 0;
 }
 
@@ -829,14 +1084,14 @@ static int perf_detach(const struct experiment *e, int n, struct result *r)
 	if (e->closers == 1) {
 		gp_read(&r->gp0);
 		t0 = now_ns();
-		c0 = rdtsc_ordered();
+		c0 = counter_read();
 		for (i = 0; i < n; i++) {
 			int e1 = detach_one(&evs[i], &what);
 
 			if (e1 && !err)
 				err = e1;
 		}
-		r->detach_tsc = rdtsc_ordered() - c0;
+		r->detach_cnt = counter_read() - c0;
 		r->detach_ns = now_ns() - t0;
 		gp_read(&r->gp1);
 		if (err)
@@ -862,11 +1117,11 @@ static int perf_detach(const struct experiment *e, int n, struct result *r)
 	}
 	gp_read(&r->gp0);
 	t0 = now_ns();
-	c0 = rdtsc_ordered();
+	c0 = counter_read();
 	set_go(1);
 	for (i = 0; i < e->closers; i++)
 		pthread_join(cl[i].thread, NULL);
-	r->detach_tsc = rdtsc_ordered() - c0;
+	r->detach_cnt = counter_read() - c0;
 	r->detach_ns = now_ns() - t0;
 	gp_read(&r->gp1);
 	for (i = 0; i < e->closers; i++)
@@ -908,7 +1163,24 @@ static int write_line(int fd, const char *line)
 	return -1;
 }
 
-static int events_add(int n, struct result *r)
+/* Write "1" or "0" to kpbench/fK's enable file. */
+static int event_enable(int k, int on)
+{
+	char path[96];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), TRACING "/events/kpbench/f%d/enable", k);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (write(fd, on ? "1\n" : "0\n", 2) != 2)
+		err = errno ? errno : EIO;
+	close(fd);
+	errno = err;
+	return err ? -1 : 0;
+}
+
+static int events_add(int n, struct result *r, int enable)
 {
 	int fd, i = 0, c, err, run = 0;
 	uint64_t t0, c0, c1, t1;
@@ -917,41 +1189,50 @@ static int events_add(int n, struct result *r)
 	fd = open(KPROBE_EVENTS, O_WRONLY | O_APPEND | O_CLOEXEC);
 	if (fd < 0)
 		return fail(r, "open(%s): %s", KPROBE_EVENTS, strerror(errno));
-	for (c = 0; i < n && c < nr_order; c++) {
-		snprintf(line, sizeof(line), "p:kpbench/f%d %s\n", i, cands[order[c]].name);
+	while (i < n) {
+		c = next_fresh();
+		if (c < 0) {
+			close(fd);
+			return fail(r, NO_FRESH " (%d of %d attached, %d refused)", i, n,
+				    r->refused);
+		}
+		snprintf(line, sizeof(line), "p:kpbench/f%d %s\n", i, cands[c].name);
 		t0 = now_ns();
-		c0 = rdtsc_ordered();
+		c0 = counter_read();
 		if (write_line(fd, line)) {
 			err = errno;
 			if (!refusal(err)) {
 				close(fd);
 				return fail(r, "write(%s, \"p:kpbench/f%d %s\"): %s",
-					    KPROBE_EVENTS, i, cands[order[c]].name, strerror(err));
+					    KPROBE_EVENTS, i, cands[c].name, strerror(err));
 			}
 			r->refused++;
 			if (++run == MAX_REFUSED_RUN) {
 				close(fd);
 				return fail(r, "%d functions refused in a row, the last (%s): %s",
-					    run, cands[order[c]].name, strerror(err));
+					    run, cands[c].name, strerror(err));
 			}
 			continue;
 		}
-		c1 = rdtsc_ordered();
+		if (enable && event_enable(i, 1)) {
+			close(fd);
+			r->events = i + 1;
+			return fail(r, "enabling kpbench/f%d (%s): %s", i, cands[c].name,
+				    strerror(errno));
+		}
+		c1 = counter_read();
 		t1 = now_ns();
 		run = 0;
 		r->attach_ns += t1 - t0;
-		r->attach_tsc += c1 - c0;
+		r->attach_cnt += c1 - c0;
 		r->events = ++i;
 	}
 	if (close(fd))
 		return fail(r, "close(%s): %s", KPROBE_EVENTS, strerror(errno));
-	if (i < n)
-		return fail(r, "only %d of %d functions accepted (%d refused)", i, n,
-			    r->refused);
 	return 0;
 }
 
-static int events_remove(int n, struct result *r)
+static int events_remove(int n, struct result *r, int enabled)
 {
 	int fd, i, err = 0;
 	uint64_t t0, c0;
@@ -962,8 +1243,12 @@ static int events_remove(int n, struct result *r)
 		return fail(r, "open(%s): %s", KPROBE_EVENTS, strerror(errno));
 	gp_read(&r->gp0);
 	t0 = now_ns();
-	c0 = rdtsc_ordered();
+	c0 = counter_read();
 	for (i = 0; i < n; i++) {
+		if (enabled && event_enable(i, 0) && !err) {
+			err = errno;
+			fail(r, "disabling kpbench/f%d: %s", i, strerror(err));
+		}
 		snprintf(line, sizeof(line), "-:kpbench/f%d\n", i);
 		if (write_line(fd, line) && !err) {
 			err = errno;
@@ -971,7 +1256,7 @@ static int events_remove(int n, struct result *r)
 			     strerror(err));
 		}
 	}
-	r->detach_tsc = rdtsc_ordered() - c0;
+	r->detach_cnt = counter_read() - c0;
 	r->detach_ns = now_ns() - t0;
 	gp_read(&r->gp1);
 	if (close(fd) && !err) {
@@ -988,12 +1273,12 @@ static int events_clear(struct result *r)
 
 	gp_read(&r->gp0);
 	t0 = now_ns();
-	c0 = rdtsc_ordered();
+	c0 = counter_read();
 	fd = open(KPROBE_EVENTS, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	err = fd < 0 ? errno : 0;
 	if (fd >= 0 && close(fd))
 		err = errno;
-	r->detach_tsc = rdtsc_ordered() - c0;
+	r->detach_cnt = counter_read() - c0;
 	r->detach_ns = now_ns() - t0;
 	gp_read(&r->gp1);
 	if (err)
@@ -1006,13 +1291,22 @@ static int run_events(const struct experiment *e, int n, struct result *r)
 	char buf[64];
 	int ret;
 
-	ret = events_add(n, r);
+	ret = events_add(n, r, e->kind == EVENTS_ENABLE);
 	if (!ret)
-		ret = e->kind == EVENTS_REMOVE ? events_remove(n, r) : events_clear(r);
+		ret = e->kind == EVENTS_CLEAR ? events_clear(r) :
+			events_remove(n, r, e->kind == EVENTS_ENABLE);
 	/* Nothing of ours may stay behind, whatever happened. */
 	if (read_small(KPROBE_EVENTS, buf, sizeof(buf)) < 0)
 		return fail(r, "reading %s: %s", KPROBE_EVENTS, strerror(errno));
 	if (buf[0]) {
+		/* Enabled events cannot be removed: the group switched off first. */
+		int fd = open(TRACING "/events/kpbench/enable", O_WRONLY | O_CLOEXEC);
+
+		if (fd >= 0) {
+			if (write(fd, "0\n", 2) != 2)
+				printf("clients: disabling kpbench: %s\n", strerror(errno));
+			close(fd);
+		}
 		if (events_truncate())
 			return fail(r, "clearing %s: %s", KPROBE_EVENTS, strerror(errno));
 		return fail(r, "events left in %s after the run", KPROBE_EVENTS);
@@ -1023,23 +1317,23 @@ static int run_events(const struct experiment *e, int n, struct result *r)
 /* --- kprobe_multi ---------------------------------------------------------------- */
 
 /*
- * One link over the first @n candidates (the functions perf_entry
- * probes); the kernel refuses the whole link if it refuses one of them.
+ * One link over the next @n fresh candidates; the kernel refuses the
+ * whole link if it refuses one of them.
  */
 static int run_multi(int n, struct result *r)
 {
 	const char **syms = calloc(n, sizeof(*syms));
 	union bpf_attr attr;
 	uint64_t t0, c0;
-	int i, link;
+	int i, c, link;
 
 	if (!syms)
 		return fail(r, "out of memory");
-	for (i = 0; i < n && i < nr_order; i++)
-		syms[i] = cands[order[i]].name;
+	for (i = 0; i < n && (c = next_fresh()) >= 0; i++)
+		syms[i] = cands[c].name;
 	if (i < n) {
 		free(syms);
-		return fail(r, "only %d functions to probe", i);
+		return fail(r, NO_FRESH " (%d of %d)", i, n);
 	}
 	memset(&attr, 0, sizeof(attr));
 	attr.link_create.prog_fd = multi_prog_fd;
@@ -1047,9 +1341,9 @@ static int run_multi(int n, struct result *r)
 	attr.link_create.kprobe_multi.syms = (uint64_t)(uintptr_t)syms;
 	attr.link_create.kprobe_multi.cnt = n;
 	t0 = now_ns();
-	c0 = rdtsc_ordered();
+	c0 = counter_read();
 	link = sys_bpf(BPF_LINK_CREATE, &attr);
-	r->attach_tsc = rdtsc_ordered() - c0;
+	r->attach_cnt = counter_read() - c0;
 	r->attach_ns = now_ns() - t0;
 	free(syms);
 	if (link < 0)
@@ -1058,9 +1352,9 @@ static int run_multi(int n, struct result *r)
 	r->events = n;
 	gp_read(&r->gp0);
 	t0 = now_ns();
-	c0 = rdtsc_ordered();
+	c0 = counter_read();
 	i = close(link);
-	r->detach_tsc = rdtsc_ordered() - c0;
+	r->detach_cnt = counter_read() - c0;
 	r->detach_ns = now_ns() - t0;
 	gp_read(&r->gp1);
 	if (i)
@@ -1080,8 +1374,16 @@ static void measure(const struct experiment *e, int n, int rep, int reps)
 {
 	struct result r;
 	char gps[160] = "";
-	int i, ret, len = 0;
+	int i, ret, len = 0, first = cursor;
 
+	/* Not even N fresh functions left: none taken, none tried. */
+	if (nr_order - cursor < n) {
+		printf("BENCH-SKIP %s %d %d " NO_FRESH " (%d of %d used)\n", e->name, n, rep,
+		       cursor, nr_order);
+		printf("clients: rep %d/%d N=%d %s not run: " NO_FRESH " (%d of %d used)\n",
+		       rep + 1, reps, n, e->name, cursor, nr_order);
+		return;
+	}
 	settle();
 	memset(&r, 0, sizeof(r));
 	if (e->kind == PERF)
@@ -1092,16 +1394,17 @@ static void measure(const struct experiment *e, int n, int rep, int reps)
 		ret = run_events(e, n, &r);
 	if (ret) {
 		printf("BENCH-SKIP %s %d %d %s\n", e->name, n, rep, r.why);
-		printf("clients: rep %d/%d N=%d %s failed: %s\n", rep + 1, reps, n, e->name,
-		       r.why);
+		printf("clients: rep %d/%d N=%d %s failed: %s (functions %d-%d of %d, %s to"
+		       " %s)\n", rep + 1, reps, n, e->name, r.why, first, cursor - 1, nr_order,
+		       cand_name(first), cand_name(cursor - 1));
 		return;
 	}
 	report(e->name, n, rep, "events", r.events);
 	report(e->name, n, rep, "refused", r.refused);
 	report(e->name, n, rep, "attach_ns", r.attach_ns);
-	report(e->name, n, rep, "attach_tsc", r.attach_tsc);
+	report(e->name, n, rep, "attach_" COUNTER, r.attach_cnt);
 	report(e->name, n, rep, "detach_ns", r.detach_ns);
-	report(e->name, n, rep, "detach_tsc", r.detach_tsc);
+	report(e->name, n, rep, "detach_" COUNTER, r.detach_cnt);
 	for (i = 0; i < NR_GP; i++) {
 		char metric[32];
 
@@ -1114,9 +1417,26 @@ static void measure(const struct experiment *e, int n, int rep, int reps)
 					r.gp1.v[i] - r.gp0.v[i]);
 	}
 	printf("clients: rep %d/%d N=%d %s: %d events (%d refused), attach %.3f s,"
-	       " detach %.3f s;%s; %.0f s in\n", rep + 1, reps, n, e->name, r.events,
-	       r.refused, secs(r.attach_ns), secs(r.detach_ns), gps[0] ? gps : " no GP counts",
-	       secs(now_ns() - start_ns));
+	       " detach %.3f s;%s; functions %d-%d of %d, %s to %s; %.0f s in\n", rep + 1,
+	       reps, n, e->name, r.events, r.refused, secs(r.attach_ns), secs(r.detach_ns),
+	       gps[0] ? gps : " no GP counts", first, cursor - 1, nr_order, cand_name(first),
+	       cand_name(cursor - 1), secs(now_ns() - start_ns));
+}
+
+/* --only EXP[,EXP...]: run these experiments only (all without it). */
+static const char *only_spec;
+
+static int selected(const char *name)
+{
+	size_t len = strlen(name);
+	const char *p;
+
+	if (!only_spec)
+		return 1;
+	for (p = only_spec; (p = strstr(p, name)); p += len)
+		if ((p == only_spec || p[-1] == ',') && (p[len] == ',' || !p[len]))
+			return 1;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -1125,12 +1445,25 @@ int main(int argc, char **argv)
 	int i, j, rep, bodies = 0;
 	uint64_t rep_start = 0;
 	const char *why, *no_pmu, *no_bpf, *no_multi, *no_events;
-	char *s, *end;
+	int planned = 0, fit = 0, nr_exps = 0;
+	long need = 0, taken = 0;
+	char *s, *end, *prog = argv[0];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 2 && !strcmp(argv[1], "--avoid")) {
+		avoid_spec = argv[2];
+		argv += 2;
+		argc -= 2;
+	}
+	if (argc > 2 && !strcmp(argv[1], "--only")) {
+		only_spec = argv[2];
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s N[,N...] [REPS [BUDGET_SECONDS]]\n"
-			"       %s --list N\n", argv[0], argv[0]);
+		fprintf(stderr, "usage: %s [--avoid SYM+COUNT[,...]] [--only EXP[,...]] N[,N...] [REPS"
+			" [BUDGET_SECONDS]]\n"
+			"       %s [--avoid SYM+COUNT[,...]] --list N\n", prog, prog);
 		return 2;
 	}
 	if (!strcmp(argv[1], "--list")) {
@@ -1149,7 +1482,7 @@ int main(int argc, char **argv)
 		long v = strtol(s, &end, 10);
 
 		if (end == s || (*end && *end != ',') || v < 1 || v > MAX_N) {
-			fprintf(stderr, "%s: sizes: 1 to %d, comma-separated\n", argv[0], MAX_N);
+			fprintf(stderr, "%s: sizes: 1 to %d, comma-separated\n", prog, MAX_N);
 			return 2;
 		}
 		sizes[nr_sizes++] = v;
@@ -1161,7 +1494,7 @@ int main(int argc, char **argv)
 	if (argc > 3 && argv[3][0])
 		budget = atoi(argv[3]);
 	if (reps < 1 || budget < 0) {
-		fprintf(stderr, "%s: REPS at least 1, BUDGET not negative\n", argv[0]);
+		fprintf(stderr, "%s: REPS at least 1, BUDGET not negative\n", prog);
 		return 2;
 	}
 	start_ns = now_ns();
@@ -1206,9 +1539,37 @@ int main(int argc, char **argv)
 			e->skip = no_multi;
 		else if (e->kind != PERF && e->kind != MULTI && no_events)
 			e->skip = no_events;
+		else if (!selected(e->name))
+			e->skip = "not selected (--only)";
 		if (e->skip)
 			printf("BENCH-SKIP %s all all %s\n", e->name, e->skip);
+		else
+			nr_exps++;
 	}
+	/*
+	 * Fresh functions the planned measurements need (refused ones come on
+	 * top), and how many of the measurements the functions there are will
+	 * serve, in the order they run (one that finds fewer than N left takes
+	 * none and is skipped).
+	 */
+	for (rep = 0; rep < reps; rep++)
+		for (j = 0; j < nr_sizes; j++)
+			for (i = 0; i < NR_EXPS; i++) {
+				if (exps[i].skip)
+					continue;
+				planned++;
+				need += sizes[j];
+				if (nr_order - taken >= sizes[j]) {
+					taken += sizes[j];
+					fit++;
+				}
+			}
+	printf("clients: fresh functions: %d measurements (%d repetition(s) x %d"
+	       " experiment(s) x %d size(s)) need %ld, and those refused on the way;"
+	       " %d available\n", planned, reps, nr_exps, nr_sizes, need, nr_order);
+	if (fit < planned)
+		printf("clients: not enough fresh functions: about %d of the %d measurements"
+		       " will run, the others are skipped (" NO_FRESH ")\n", fit, planned);
 
 	for (rep = 0; rep < reps; rep++) {
 		uint64_t t = now_ns();
@@ -1230,6 +1591,8 @@ int main(int argc, char **argv)
 		close(prog_fd);
 	if (multi_prog_fd >= 0)
 		close(multi_prog_fd);
+	printf("clients: %d of %d fresh functions used (refused and skipped ones"
+	       " included), %d left\n", cursor, nr_order, nr_order - cursor);
 	printf("clients: done, %.0f s\n", secs(now_ns() - start_ns));
 	return 0;
 }
