@@ -5226,6 +5226,7 @@ static void *const filter_fns[] = {
 	round_jiffies_relative, __round_jiffies_up, __round_jiffies_up_relative,
 	round_jiffies_up, round_jiffies_up_relative,
 };
+
 #define NR_FILTER_FNS	ARRAY_SIZE(filter_fns)
 
 /* Set while call_filter_fns() runs: the kernel calls them from the test's task too. */
@@ -5303,7 +5304,7 @@ static struct ftrace_ops plain_user2_ops = {
 static void test_ftrace_filter_grows_in_place(struct kunit *test)
 {
 	unsigned long ips[NR_FILTER_FNS];
-	int i, calls = 0;
+	int i, ret, calls = 0;
 
 	filter_probes = kunit_kcalloc(test, NR_FILTER_FNS, sizeof(*filter_probes), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, filter_probes);
@@ -5312,8 +5313,8 @@ static void test_ftrace_filter_grows_in_place(struct kunit *test)
 		ips[i] = (unsigned long)filter_fns[i];
 	}
 	atomic_set(&plain_user2_hits, 0);
-	KUNIT_ASSERT_EQ(test, 0, ftrace_set_filter_ips(&plain_user2_ops, ips,
-							NR_FILTER_FNS, 0, 0));
+	ret = ftrace_set_filter_ips(&plain_user2_ops, ips, NR_FILTER_FNS, 0, 0);
+	KUNIT_ASSERT_EQ(test, ret, 0);
 	KUNIT_ASSERT_EQ(test, 0, register_ftrace_function(&plain_user2_ops));
 
 	for (i = 0; i < NR_FILTER_FNS; i++) {
