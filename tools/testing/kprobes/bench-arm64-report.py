@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""bench-arm64-report.py OURS_LOG UPSTREAM_LOG UPSTREAM_VERSION
+"""bench-arm64-report.py OURS_LOG UPSTREAM_LOG UPSTREAM_VERSION [OURS UPSTREAM]...
 
 Read the "KPB-..." lines (key=value words) that bench-arm64/
 kprobe_bench_arm64.ko printed on the two consoles of make bench-arm64 and
@@ -8,7 +8,9 @@ print the comparison: hit costs in instructions (median over the
 repetitions of a loop of calls, probed minus unprobed, per call), BRK
 exceptions per hit, and registration times (virtual, median). Then the
 clients run's tables (guest-progs/kprobe_clients.c, after the guest's
-"BENCH-RUN clients"), the same as make bench's, from bench_clients.py.
+"BENCH-RUN clients"), the same as make bench's, from bench_clients.py;
+further pairs of consoles are boots that ran the clients alone
+(BENCH_ARM64_CLIENTS_BOOTS), whose figures join those tables.
 """
 import datetime
 import re
@@ -222,10 +224,10 @@ def main():
     if ra != rb:
         out("the kernels refused different functions: the sets differ")
     cover(ours, up, out)
-    clients(sys.argv[1], sys.argv[2], out)
+    clients(sys.argv[1], sys.argv[2], sys.argv[4:], out)
 
 
-def clients(ours_log, up_log, out):
+def clients(ours_log, up_log, more, out):
     """make bench's Clients tables, from the BENCH lines of the two consoles."""
     runs, skips = [], []
     for path in (ours_log, up_log):
@@ -237,6 +239,9 @@ def clients(ours_log, up_log, out):
             skips.append([])
     if not any("clients" in r for r in runs):
         return
+    # Further boots that ran the clients alone: ours, upstream, in pairs.
+    bench_clients.boots(runs[0], skips[0], more[0::2])
+    bench_clients.boots(runs[1], skips[1], more[1::2])
     for name, r in zip(("ours", "upstream"), runs):
         if "clients" not in r:
             out("WARNING: the %s console has no clients run" % name)

@@ -25,6 +25,11 @@
 # no clients run), BENCH_ARM64_CLIENTS_REPS (their repetitions, 1),
 # BENCH_ARM64_CLIENTS_BUDGET (seconds, virtual: a repetition after the
 # first starts only if it should end within them, 1500),
+# BENCH_ARM64_CLIENTS_ONLY (the experiments the first boot's clients run,
+# as make bench's BENCH_CLIENTS_ONLY; empty: all), BENCH_ARM64_CLIENTS_BOOTS
+# (further boots of each kernel that run the clients alone, one word per
+# boot: the experiments it runs, @K to start at the K-th candidate; the
+# tables take every boot's figures, as make bench's BENCH_CLIENTS_BOOTS),
 # BENCH_ARM64_TIMEOUT (seconds per guest, 3600), JOBS (2).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -37,6 +42,8 @@ out=$repo/out
 : "${BENCH_ARM64_CLIENTS=100,1000}"
 : "${BENCH_ARM64_CLIENTS_REPS:=1}"
 : "${BENCH_ARM64_CLIENTS_BUDGET:=1500}"
+: "${BENCH_ARM64_CLIENTS_ONLY:=}"
+: "${BENCH_ARM64_CLIENTS_BOOTS:=}"
 : "${BENCH_ARM64_TIMEOUT:=3600}"
 jobs=${JOBS:-2}
 mode=${1:-all}
@@ -109,33 +116,61 @@ modules() {
 	done
 }
 
+# qemu_boot KERNEL LOG APPEND: one guest, its console into LOG.
+qemu_boot() {
+	# -icount needs single-threaded TCG: the two vCPUs run in turn
+	# and the virtual clock advances 1 ns per instruction of either.
+	timeout --foreground -k 10 "$BENCH_ARM64_TIMEOUT" \
+		qemu-system-aarch64 -machine virt -cpu max -icount shift=0 \
+		-accel tcg,thread=single -smp 2 -m 1G -no-reboot -nographic \
+		-kernel "$build/obj-bench-arm64-$1/arch/arm64/boot/Image" \
+		-initrd "$build/initramfs-bench-arm64-$1.cpio.gz" \
+		-append "$3" -serial file:"$2" -monitor none \
+		</dev/null >/dev/null 2>&1 ||
+		echo "bench-arm64: QEMU ended with status $?" >> "$2"
+}
+
+# clients_args EXPS[@K]: the clients' boot options (make bench's).
+clients_args() {
+	local only=${1%@*} from=
+	[[ $1 = *@* ]] && from=${1#*@}
+	echo "kpb_clients=$BENCH_ARM64_CLIENTS kpb_clients_reps=$BENCH_ARM64_CLIENTS_REPS kpb_clients_budget=$BENCH_ARM64_CLIENTS_BUDGET${only:+ kpb_clients_only=$only}${from:+ kpb_clients_from=$from}"
+}
+
 boot() {
-	local which log append
+	local which log append only k
 	for which in $BENCH_ARM64_KERNELS; do
 		log=$build/console-bench-arm64-$which.log
 		append="console=ttyAMA0 panic=-1 preempt=full"
 		[ -n "$BENCH_ARM64_ARGS" ] && append="$append kpb_args=\"$BENCH_ARM64_ARGS\""
 		[ -n "$BENCH_ARM64_CLIENTS" ] &&
-			append="$append kpb_clients=$BENCH_ARM64_CLIENTS kpb_clients_reps=$BENCH_ARM64_CLIENTS_REPS kpb_clients_budget=$BENCH_ARM64_CLIENTS_BUDGET"
+			append="$append $(clients_args "$BENCH_ARM64_CLIENTS_ONLY")"
 		echo "  QEMU    bench-arm64, $which kprobes (-icount shift=0), console in ${log#$repo/}"
-		# -icount needs single-threaded TCG: the two vCPUs run in turn
-		# and the virtual clock advances 1 ns per instruction of either.
-		timeout --foreground -k 10 "$BENCH_ARM64_TIMEOUT" \
-			qemu-system-aarch64 -machine virt -cpu max -icount shift=0 \
-			-accel tcg,thread=single -smp 2 -m 1G -no-reboot -nographic \
-			-kernel "$build/obj-bench-arm64-$which/arch/arm64/boot/Image" \
-			-initrd "$build/initramfs-bench-arm64-$which.cpio.gz" \
-			-append "$append" -serial file:"$log" -monitor none \
-			</dev/null >/dev/null 2>&1 ||
-			echo "bench-arm64: QEMU ended with status $?" >> "$log"
+		qemu_boot "$which" "$log" "$append"
+		rm -f "$build"/console-bench-arm64-"$which"-boot*.log
+		[ -n "$BENCH_ARM64_CLIENTS" ] || continue
+		k=1
+		for only in $BENCH_ARM64_CLIENTS_BOOTS; do
+			k=$((k + 1))
+			log=$build/console-bench-arm64-$which-boot$k.log
+			echo "  QEMU    bench-arm64 clients ($only), $which kprobes, boot $k, console in ${log#$repo/}"
+			qemu_boot "$which" "$log" \
+				"console=ttyAMA0 panic=-1 preempt=full kpb_clients_alone=1 $(clients_args "$only")"
+		done
 	done
 }
 
 report() {
+	local more=() k=1 only
+	for only in $BENCH_ARM64_CLIENTS_BOOTS; do
+		k=$((k + 1))
+		more+=("$build/console-bench-arm64-ours-boot$k.log"
+		       "$build/console-bench-arm64-upstream-boot$k.log")
+	done
 	mkdir -p "$out"
 	python3 "$t/bench-arm64-report.py" "$build/console-bench-arm64-ours.log" \
 		"$build/console-bench-arm64-upstream.log" \
-		"$(cat "$build/upstream-version" 2>/dev/null || echo '?')" \
+		"$(cat "$build/upstream-version" 2>/dev/null || echo '?')" "${more[@]}" \
 		> "$out/bench-arm64.txt"
 	cat "$out/bench-arm64.txt"
 }

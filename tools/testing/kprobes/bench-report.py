@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""bench-report.py OURS_LOG UPSTREAM_LOG UPSTREAM_VERSION OUTDIR
+"""bench-report.py OURS_LOG UPSTREAM_LOG UPSTREAM_VERSION OUTDIR [OURS UPSTREAM]...
 
 Read the "BENCH-RUN <label>" and "BENCH <key> <value>" lines of the two
 bench consoles, print the comparison tables, write OUTDIR/bench.txt and
@@ -9,6 +9,8 @@ The clients run (guest-progs/kprobe_clients.c) also prints
 "BENCH-SKIP <exp> <N|all> <rep|all> <reason>" for what it could not
 measure; the clients tables say so. Those tables, and the reading of
 the consoles, are bench_clients.py's (make bench-arm64 prints them too).
+Further pairs of consoles are boots that ran the clients alone
+(BENCH_CLIENTS_BOOTS): their figures join the clients tables.
 """
 import datetime
 import os
@@ -17,7 +19,8 @@ import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ beside the scripts
-from bench_clients import clients, compare_row, fmt, parse, parse_skips, ratio  # noqa: E402
+from bench_clients import (boots, clients, compare_row, fmt, parse, parse_skips,  # noqa: E402
+                           ratio)
 
 HITS = [
     # key, label, traps per hit by design (the same in both kernels)
@@ -198,7 +201,12 @@ def main():
             out("(%s: registering stopped at %d probes, after the time budget)"
                 % (who, runs["scale_stopped_at"]))
     pending(ours, out)
-    clients(ours, up, (parse_skips(sys.argv[1]), parse_skips(sys.argv[2])), out)
+    skips = (parse_skips(sys.argv[1]), parse_skips(sys.argv[2]))
+    # Further boots that ran the clients alone: ours, upstream, in pairs.
+    more = sys.argv[5:]
+    boots(ours, skips[0], more[0::2])
+    boots(up, skips[1], more[1::2])
+    clients(ours, up, skips, out)
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)
     os.makedirs(outdir, exist_ok=True)

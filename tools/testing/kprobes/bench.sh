@@ -23,7 +23,14 @@
 # BENCH_CLIENTS_ONLY (the experiments to run, comma-separated: e.g.
 # perf_entry,perf_kret,events_enable,multi_entry; empty for all),
 # BENCH_CLIENTS_BUDGET (seconds, virtual: a repetition after the first
-# starts only if it should end within them), BENCH_KERNELS (which
+# starts only if it should end within them), BENCH_CLIENTS_BOOTS (further
+# boots of each kernel that run the clients alone, on functions no run
+# touched in that boot, so that a size too big for one boot's supply of
+# fresh functions still gets several samples: one word per boot, the
+# experiments it runs, as in BENCH_CLIENTS_ONLY, and optionally @K to
+# start at the K-th candidate function, another layout (kprobe_clients
+# --from); the tables take the medians and ranges over every boot),
+# BENCH_KERNELS (which
 # kernels to build and boot: "ours upstream"; the report reads the last
 # console log of one not booted).
 #
@@ -48,6 +55,7 @@ out=$repo/out
 : "${BENCH_CLIENTS_REPS:=3}"
 : "${BENCH_CLIENTS_BUDGET:=1500}"
 : "${BENCH_CLIENTS_ONLY:=}"
+: "${BENCH_CLIENTS_BOOTS:=}"
 : "${BENCH_KERNELS:=ours upstream}"
 mode=${1:-bench}
 mkdir -p "$out"
@@ -70,6 +78,15 @@ if [ "$mode" = coverage ]; then
 	exit 0
 fi
 
+# clients_args EXPS[@K]: the clients' boot options, for experiments EXPS
+# (all when empty) from candidate K on (kprobe_clients --only, --from).
+clients_args() {
+	local only=${1%@*} from=
+	[[ $1 = *@* ]] && from=${1#*@}
+	echo "kpbench_clients=$BENCH_CLIENTS kpbench_clients_reps=$BENCH_CLIENTS_REPS kpbench_clients_budget=$BENCH_CLIENTS_BUDGET${only:+ kpbench_clients_only=$only}${from:+ kpbench_clients_from=$from}"
+}
+
+extra=()
 for which in $BENCH_KERNELS; do
 	pending=
 	[ "$which" = ours ] && [ -n "$BENCH_PENDING" ] && pending=" kpbench_pending=$BENCH_PENDING"
@@ -77,12 +94,30 @@ for which in $BENCH_KERNELS; do
 	KERNEL=$build/obj-bench-$which/arch/x86/boot/bzImage \
 	INITRD=$build/initramfs-bench-$which.cpio.gz \
 	QEMU_EXTRA="-icount shift=0" \
-	KPTEST_APPEND="kpbench_attach=$BENCH_ATTACH kpbench_single=$BENCH_SINGLE kpbench_conc=$BENCH_CONC kpbench_scale=$BENCH_SCALE kpbench_big=$BENCH_BIG kpbench_entries=$BENCH_ENTRIES kpbench_kret=$BENCH_KRET$pending${BENCH_COVERAGE:+ kpcov_fns=$BENCH_COVERAGE}${BENCH_CLIENTS:+ kpbench_clients=$BENCH_CLIENTS kpbench_clients_reps=$BENCH_CLIENTS_REPS kpbench_clients_budget=$BENCH_CLIENTS_BUDGET${BENCH_CLIENTS_ONLY:+ kpbench_clients_only=$BENCH_CLIENTS_ONLY}}" \
+	KPTEST_APPEND="kpbench_attach=$BENCH_ATTACH kpbench_single=$BENCH_SINGLE kpbench_conc=$BENCH_CONC kpbench_scale=$BENCH_SCALE kpbench_big=$BENCH_BIG kpbench_entries=$BENCH_ENTRIES kpbench_kret=$BENCH_KRET$pending${BENCH_COVERAGE:+ kpcov_fns=$BENCH_COVERAGE}${BENCH_CLIENTS:+ $(clients_args "$BENCH_CLIENTS_ONLY")}" \
 		"$t/run-guest.sh" bench "$build/console-bench-$which.log" 5400
+	rm -f "$build"/console-bench-"$which"-boot*.log
+	k=1
+	for only in $BENCH_CLIENTS_BOOTS; do
+		k=$((k + 1))
+		log=$build/console-bench-$which-boot$k.log
+		echo "  QEMU    bench clients ($only), $which kprobes, boot $k, console in ${log#$repo/}"
+		KERNEL=$build/obj-bench-$which/arch/x86/boot/bzImage \
+		INITRD=$build/initramfs-bench-$which.cpio.gz \
+		QEMU_EXTRA="-icount shift=0" \
+		KPTEST_APPEND="kpbench_clients_alone $(clients_args "$only")" \
+			"$t/run-guest.sh" bench "$log" 5400
+	done
+done
+k=1
+for only in $BENCH_CLIENTS_BOOTS; do
+	k=$((k + 1))
+	extra+=("$build/console-bench-ours-boot$k.log" "$build/console-bench-upstream-boot$k.log")
 done
 
 python3 "$t/bench-report.py" "$build/console-bench-ours.log" \
-	"$build/console-bench-upstream.log" "$(cat "$build/upstream-version")" "$out"
+	"$build/console-bench-upstream.log" "$(cat "$build/upstream-version")" "$out" \
+	"${extra[@]}"
 if [ -n "$BENCH_COVERAGE" ]; then
 	python3 "$t/coverage-report.py" "$build/console-bench-ours.log" \
 		"$build/console-bench-upstream.log" | tee -a "$out/bench.txt"

@@ -5,8 +5,9 @@ guest-progs/kprobe_clients.c prints, after the guest's "BENCH-RUN
 clients", "BENCH cl_<exp>_<N>_r<rep>_<metric> <value>" lines and
 "BENCH-SKIP <exp> <N|all> <rep|all> <reason>" for what it could not
 measure. bench-report.py (x86-64) and bench-arm64-report.py (arm64)
-import this module to read them (parse(), parse_skips()) and print the
-same tables (clients()). The cycle counter's metric is attach_tsc and
+import this module to read them (parse(), parse_skips(); boots()
+adds the consoles of further boots that ran the clients alone) and
+print the same tables (clients()). The cycle counter's metric is attach_tsc and
 detach_tsc on x86-64 (the TSC), attach_cntvct and detach_cntvct on
 arm64 (CNTVCT_EL0); clients() takes whichever the consoles have.
 """
@@ -65,6 +66,7 @@ CLIENT_EXPS = [
     ("events_clear", "kprobe_events, truncated"),
     ("events_enable", "kprobe_events, enabled"),
     ("multi_entry", "kprobe_multi link, one"),
+    ("perf_floor", "perf tracepoint, no kprobe"),
 ]
 CLIENT_GPS = [("rcu", "rcu"), ("rcu_exp", "exp"), ("srcu_tp", "srcu"),
               ("tasks_trace", "tt"), ("tasks_rude", "rude")]
@@ -86,6 +88,39 @@ def parse_skips(path):
     return skips
 
 
+def boots(runs, skips, paths):
+    """Add the clients run of each console in @paths to @runs and @skips.
+
+    runs, skips: parse() and parse_skips() of a kernel's main console;
+    paths: consoles of further boots of the same kernel (missing ones
+    are left out). Their repetitions are numbered after the ones before,
+    so every figure is one more sample of the same measurement."""
+    base = 1 + max([int(m.group(3)) for m in map(CLIENT_KEY.match, runs.get("clients", {}))
+                    if m] or [-1])
+    for boot, path in enumerate(paths, 2):
+        try:
+            more = parse(path)
+            more_skips = parse_skips(path)
+        except OSError:
+            continue
+        top = -1
+        for key, value in more.get("clients", {}).items():
+            m = CLIENT_KEY.match(key)
+            if m:
+                exp, n, rep, metric = m.groups()
+                top = max(top, int(rep))
+                runs.setdefault("clients", {})["cl_%s_%s_r%d_%s" % (
+                    exp, n, base + int(rep), metric)] = value
+        for exp, n, rep, reason in more_skips:
+            # The first console says once what the runs left out.
+            if reason.startswith("not selected"):
+                continue
+            skips.append((exp, n, "boot %d" % boot if rep == "all" else
+                          "%d (boot %d)" % (int(rep) + 1, boot) if rep.isdigit() else rep,
+                          reason))
+        base += top + 1
+
+
 def client_reps(runs):
     """{(exp, N): [{metric: value} per repetition with figures]}."""
     reps = {}
@@ -93,6 +128,10 @@ def client_reps(runs):
         m = CLIENT_KEY.match(key)
         if m:
             exp, n, rep, metric = m.groups()
+            if metric.startswith("gp_"):
+                # Consoles from before kprobe_clients' gp_delta(): RCU's
+                # counters (without their state bits) wrap at 2^62.
+                value &= (1 << 62) - 1
             reps.setdefault((exp, int(n)), {}).setdefault(int(rep), {})[metric] = value
     return {k: [v[r] for r in sorted(v)] for k, v in reps.items()}
 
@@ -124,6 +163,32 @@ def multi_ratios(o, u, out):
             au = med(per_event(u.get((exp, n), []), "attach_ns"))
             out("%-31s %9s %9s" % ("%s, %d" % (dict(CLIENT_EXPS)[exp], n),
                                    ratio(ao, mo), ratio(au, mu)))
+
+
+def floor_table(o, u, out):
+    """Attach per event less perf's own cost at the same N (perf_floor)."""
+    sizes = sorted({n for e, n in list(o) + list(u) if e == "perf_floor"})
+    if not sizes:
+        return
+    out("")
+    out("Attach per event less perf's own at the same N (perf_floor: a perf event")
+    out("on a tracepoint, no kprobe), medians, us: what the kprobe event costs")
+    out("%-31s %9s %9s %8s" % ("experiment, N", "ours", "upstream", "ratio"))
+    for n in sizes:
+        fo = med(per_event(o.get(("perf_floor", n), []), "attach_ns"))
+        fu = med(per_event(u.get(("perf_floor", n), []), "attach_ns"))
+        out("%-31s %9s %9s" % ("(the floor), %d" % n, fmt(fo, 1e3), fmt(fu, 1e3)))
+        for exp, label in CLIENT_EXPS:
+            if not exp.startswith("perf_") or exp == "perf_floor":
+                continue
+            ao = med(per_event(o.get((exp, n), []), "attach_ns"))
+            au = med(per_event(u.get((exp, n), []), "attach_ns"))
+            if ao is None and au is None:
+                continue
+            do = None if ao is None or fo is None else ao - fo
+            du = None if au is None or fu is None else au - fu
+            out("%-31s %9s %9s %8s" % ("%s, %d" % (label, n), fmt(do, 1e3), fmt(du, 1e3),
+                                       ratio(do, du)))
 
 
 def counter_of(*reps):
@@ -180,6 +245,7 @@ def clients(ours, up, skips, out):
                         phase, med(vo), med(vu), 1e3)
             out("%s %14s %14s %6s" % (line[0], rng(vo), rng(vu), ratio(med(to), med(tu))))
     multi_ratios(o, u, out)
+    floor_table(o, u, out)
     out("")
     # Without kprobe_bench_gp.ko's counts, only the repetitions and refusals.
     gps = CLIENT_GPS if any(k.startswith("gp_") for runs in (o, u) for lst in runs.values()

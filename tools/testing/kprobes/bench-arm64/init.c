@@ -10,7 +10,11 @@
  * debugfs and tracefs mounted, kprobe_bench_gp.ko loaded for its
  * grace-period counts, the console at warnings and worse (the kernel's
  * lines among the BENCH ones), "BENCH-RUN clients", kprobe_clients, then
- * "BENCH-RUN end". Then power off.
+ * "BENCH-RUN end". Then power off. kpb_clients_only= selects the
+ * clients' experiments (kprobe_clients --only), kpb_clients_from= where
+ * in the list of functions they start (--from); with kpb_clients_alone=1
+ * the module is not loaded, and only the clients run (a further sample
+ * of them on a fresh boot).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -129,24 +133,43 @@ static long entries_walked(void)
 	return n;
 }
 
-static void clients(const char *sizes)
+static void clients(const char *sizes, int alone)
 {
 	const char *reps = getenv("kpb_clients_reps");
 	const char *budget = getenv("kpb_clients_budget");
-	long walked = entries_walked();
+	const char *only = getenv("kpb_clients_only");
+	const char *from = getenv("kpb_clients_from");
 	char avoid[128];
-	char *argv[] = { "kprobe_clients", "--avoid", avoid, (char *)sizes,
-			 (char *)(reps ? reps : ""), (char *)(budget ? budget : ""),
-			 NULL };
-	int status, gp;
+	char *argv[12];
+	int status, gp, argc = 0;
+	long walked;
 	pid_t pid;
 
-	if (walked <= 0) {
-		line("clients: no KPB-ENTRIES line in the kernel's log: avoiding %d"
-		     " symbols from kernel_read on", ENTRIES_MAX_WALK);
-		walked = ENTRIES_MAX_WALK;
+	argv[argc++] = "kprobe_clients";
+	/* Nothing probed the kernel's text before in a boot of the clients alone. */
+	if (!alone) {
+		walked = entries_walked();
+		if (walked <= 0) {
+			line("clients: no KPB-ENTRIES line in the kernel's log: avoiding %d"
+			     " symbols from kernel_read on", ENTRIES_MAX_WALK);
+			walked = ENTRIES_MAX_WALK;
+		}
+		snprintf(avoid, sizeof(avoid), CLIENTS_AVOID, walked);
+		argv[argc++] = "--avoid";
+		argv[argc++] = avoid;
 	}
-	snprintf(avoid, sizeof(avoid), CLIENTS_AVOID, walked);
+	if (only && *only) {
+		argv[argc++] = "--only";
+		argv[argc++] = (char *)only;
+	}
+	if (from && *from) {
+		argv[argc++] = "--from";
+		argv[argc++] = (char *)from;
+	}
+	argv[argc++] = (char *)sizes;
+	argv[argc++] = (char *)(reps ? reps : "");
+	argv[argc++] = (char *)(budget ? budget : "");
+	argv[argc] = NULL;
 
 	mount_fs("sysfs", "/sys");
 	mount_fs("debugfs", "/sys/kernel/debug");
@@ -182,6 +205,7 @@ int main(void)
 {
 	const char *args = getenv("kpb_args");
 	const char *sizes = getenv("kpb_clients");
+	const char *alone = getenv("kpb_clients_alone");
 	char msg[256];
 	int fd;
 
@@ -198,7 +222,9 @@ int main(void)
 	mount_fs("proc", "/proc");
 	/* All of the kernel's lines, the module's KPB ones among them. */
 	write_file("/proc/sys/kernel/printk", "7");
-	if (load("/kprobe_bench_arm64.ko", args ? args : "")) {
+	if (alone && *alone == '1') {
+		say("KPB-INIT clients alone: module not loaded\n");
+	} else if (load("/kprobe_bench_arm64.ko", args ? args : "")) {
 		snprintf(msg, sizeof(msg), "KPB-INIT module not loaded: %s\n",
 			 strerror(errno));
 		say(msg);
@@ -207,7 +233,7 @@ int main(void)
 		unload("kprobe_bench_arm64");
 	}
 	if (sizes && *sizes && !access(CLIENTS, X_OK))
-		clients(sizes);
+		clients(sizes, alone && *alone == '1');
 	else if (sizes && *sizes)
 		line("clients: no " CLIENTS ": %s", strerror(errno));
 	sync();

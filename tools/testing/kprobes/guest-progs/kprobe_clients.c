@@ -10,8 +10,8 @@
  * architectures: the cycle counter and the size of the ftrace site are
  * each's (#if __x86_64__ / __aarch64__ below).
  *
- * Usage: kprobe_clients [--avoid SYM+COUNT[,...]] [--only EXP[,...]] SIZES
- *        [REPS [BUDGET]]
+ * Usage: kprobe_clients [--avoid SYM+COUNT[,...]] [--only EXP[,...]] [--from K]
+ *        SIZES [REPS [BUDGET]]
  *   SIZES   comma-separated numbers N of events (distinct functions)
  *   REPS    repetitions of every measurement (default 3)
  *   BUDGET  seconds (virtual): a repetition after the first starts only
@@ -23,6 +23,10 @@
  *           functions of guest/bench's coverage run, SYM+1 each)
  *   --only  the experiments to run (names below); the others print
  *           BENCH-SKIP and take no functions
+ *   --from  start at the K-th candidate of the list (below), as if the
+ *           ones before were used: another layout of the same
+ *           experiments (K = the number of cold functions puts them on
+ *           the others)
  * kprobe_clients [--avoid ...] --list N prints the first N functions it
  * would try, with their body offsets, and probes nothing.
  *
@@ -53,6 +57,14 @@
  *                           after it is written, as perf probe and
  *                           trace-cmd users do; then each disabled and
  *                           removed, one at a time
+ *   perf_floor              no kprobe: N perf events on one tracepoint
+ *                           (sched/sched_process_exec, which the run
+ *                           never hits), opened, enabled, disabled and
+ *                           closed as the PMU ones are: what perf itself
+ *                           costs per event at that N (perf_event_open,
+ *                           installing the event in CPU 0's context,
+ *                           which reschedules the events already there),
+ *                           the same on both kernels; takes no function
  *   multi_entry             not one at a time: one BPF kprobe_multi link
  *                           (BPF_LINK_CREATE, BPF_TRACE_KPROBE_MULTI, by
  *                           name) over N functions, then the link
@@ -164,7 +176,7 @@
 
 enum site { ENTRY, BODY };
 enum bpf_how { NO_BPF, BPF_IOCTL, BPF_LINK };
-enum kind { PERF, EVENTS_REMOVE, EVENTS_CLEAR, EVENTS_ENABLE, MULTI };
+enum kind { PERF, PERF_FLOOR, EVENTS_REMOVE, EVENTS_CLEAR, EVENTS_ENABLE, MULTI };
 
 struct experiment {
 	const char *name;
@@ -190,6 +202,7 @@ static struct experiment exps[] = {
 	{ "events_clear", EVENTS_CLEAR, ENTRY, 0, NO_BPF, 1, NULL },
 	{ "events_enable", EVENTS_ENABLE, ENTRY, 0, NO_BPF, 1, NULL },
 	{ "multi_entry", MULTI, ENTRY, 0, BPF_LINK, 1, NULL },
+	{ "perf_floor", PERF_FLOOR, ENTRY, 0, NO_BPF, 1, NULL },
 };
 #define ARRAY_SIZE(a)	(int)(sizeof(a) / sizeof((a)[0]))
 #define NR_EXPS	ARRAY_SIZE(exps)
@@ -204,6 +217,17 @@ struct gp {
 	unsigned long v[NR_GP];
 	unsigned int have;	/* bit i: v[i] was read */
 };
+
+/*
+ * Grace periods completed between two readings. The module prints RCU's
+ * sequence counters without their two state bits, so they wrap at 2^62;
+ * and RCU starts them just below the wrap (to catch wrap bugs early),
+ * so that a boot that measures soon after starting sees it wrap.
+ */
+static unsigned long gp_delta(const struct gp *g0, const struct gp *g1, int i)
+{
+	return (g1->v[i] - g0->v[i]) & ((1UL << 62) - 1);
+}
 
 /*
  * A function to probe. The candidates are the functions of
@@ -247,6 +271,9 @@ static const char *cand_name(int i)
 
 /* What this kernel has. */
 static int pmu_type = -1;
+/* perf_floor's tracepoint (its tracefs id), or -1. */
+#define FLOOR_TP	TRACING "/events/sched/sched_process_exec/id"
+static int floor_tp = -1;
 static uint64_t retprobe_bit;
 static int prog_fd = -1;
 static int multi_prog_fd = -1;	/* the same program, for kprobe_multi */
@@ -934,6 +961,31 @@ static int perf_open(const char *func, long offset, int ret)
 	return syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
+/* perf_floor's event: the tracepoint, every task, CPU 0, as perf_open(). */
+static int perf_open_floor(void)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = floor_tp;
+	return syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static const char *find_floor_tp(void)
+{
+	static char why[160];
+	char buf[32];
+
+	if (read_small(FLOOR_TP, buf, sizeof(buf)) < 0 || sscanf(buf, "%d", &floor_tp) != 1) {
+		floor_tp = -1;
+		snprintf(why, sizeof(why), "no tracepoint id in %s", FLOOR_TP);
+		return why;
+	}
+	return NULL;
+}
+
 static int link_create(int perf_fd)
 {
 	union bpf_attr attr;
@@ -988,18 +1040,23 @@ static int perf_attach(const struct experiment *e, int n, struct result *r)
 	long off;
 
 	while (i < n) {
-		c = next_fresh();
-		if (c < 0)
-			return fail(r, NO_FRESH " (%d of %d attached, %d refused)", i, n,
-				    r->refused);
-		func = cands[c].name;
-		off = e->site == BODY ? cands[c].body : 0;
-		if (off < 0)
-			continue;
+		if (e->kind == PERF_FLOOR) {
+			func = "the floor's tracepoint";
+			off = 0;
+		} else {
+			c = next_fresh();
+			if (c < 0)
+				return fail(r, NO_FRESH " (%d of %d attached, %d refused)", i, n,
+					    r->refused);
+			func = cands[c].name;
+			off = e->site == BODY ? cands[c].body : 0;
+			if (off < 0)
+				continue;
+		}
 		evs[i].fd = evs[i].link = -1;
 		t0 = now_ns();
 		c0 = counter_read();
-		fd = perf_open(func, off, e->ret);
+		fd = e->kind == PERF_FLOOR ? perf_open_floor() : perf_open(func, off, e->ret);
 		if (fd < 0) {
 			err = errno;
 			if (!refusal(err))
@@ -1377,7 +1434,7 @@ static void measure(const struct experiment *e, int n, int rep, int reps)
 	int i, ret, len = 0, first = cursor;
 
 	/* Not even N fresh functions left: none taken, none tried. */
-	if (nr_order - cursor < n) {
+	if (e->kind != PERF_FLOOR && nr_order - cursor < n) {
 		printf("BENCH-SKIP %s %d %d " NO_FRESH " (%d of %d used)\n", e->name, n, rep,
 		       cursor, nr_order);
 		printf("clients: rep %d/%d N=%d %s not run: " NO_FRESH " (%d of %d used)\n",
@@ -1386,7 +1443,7 @@ static void measure(const struct experiment *e, int n, int rep, int reps)
 	}
 	settle();
 	memset(&r, 0, sizeof(r));
-	if (e->kind == PERF)
+	if (e->kind == PERF || e->kind == PERF_FLOOR)
 		ret = run_perf(e, n, &r);
 	else if (e->kind == MULTI)
 		ret = run_multi(n, &r);
@@ -1411,10 +1468,10 @@ static void measure(const struct experiment *e, int n, int rep, int reps)
 		if (!(r.gp0.have & r.gp1.have & (1U << i)))
 			continue;
 		snprintf(metric, sizeof(metric), "gp_%s", gp_names[i]);
-		report(e->name, n, rep, metric, r.gp1.v[i] - r.gp0.v[i]);
+		report(e->name, n, rep, metric, gp_delta(&r.gp0, &r.gp1, i));
 		if (len < (int)sizeof(gps))
 			len += snprintf(gps + len, sizeof(gps) - len, " %s %lu", gp_names[i],
-					r.gp1.v[i] - r.gp0.v[i]);
+					gp_delta(&r.gp0, &r.gp1, i));
 	}
 	printf("clients: rep %d/%d N=%d %s: %d events (%d refused), attach %.3f s,"
 	       " detach %.3f s;%s; functions %d-%d of %d, %s to %s; %.0f s in\n", rep + 1,
@@ -1442,9 +1499,9 @@ static int selected(const char *name)
 int main(int argc, char **argv)
 {
 	int sizes[MAX_SIZES], nr_sizes = 0, reps = 3, budget = 1500, maxn = 0;
-	int i, j, rep, bodies = 0;
+	int i, j, rep, bodies = 0, from = 0;
 	uint64_t rep_start = 0;
-	const char *why, *no_pmu, *no_bpf, *no_multi, *no_events;
+	const char *why, *no_pmu, *no_bpf, *no_multi, *no_events, *no_floor;
 	int planned = 0, fit = 0, nr_exps = 0;
 	long need = 0, taken = 0;
 	char *s, *end, *prog = argv[0];
@@ -1460,8 +1517,14 @@ int main(int argc, char **argv)
 		argv += 2;
 		argc -= 2;
 	}
+	if (argc > 2 && !strcmp(argv[1], "--from")) {
+		from = atoi(argv[2]);
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s [--avoid SYM+COUNT[,...]] [--only EXP[,...]] N[,N...] [REPS"
+		fprintf(stderr, "usage: %s [--avoid SYM+COUNT[,...]] [--only EXP[,...]] [--from K]"
+			" N[,N...] [REPS"
 			" [BUDGET_SECONDS]]\n"
 			"       %s [--avoid SYM+COUNT[,...]] --list N\n", prog, prog);
 		return 2;
@@ -1515,6 +1578,12 @@ int main(int argc, char **argv)
 		printf("BENCH-SKIP all all all %s\n", why);
 		return 1;
 	}
+	/* --from K: the first K candidates left alone, as if used before. */
+	if (from > 0) {
+		cursor = from < nr_order ? from : nr_order;
+		printf("clients: --from %d: the measurements start at candidate %d, %s\n", from,
+		       cursor, cand_name(cursor));
+	}
 	base_probes = count_lines(KPROBE_LIST);
 	if (base_probes < 0)
 		printf("clients: no %s (%s): 1 s between measurements\n", KPROBE_LIST,
@@ -1523,6 +1592,7 @@ int main(int argc, char **argv)
 	no_bpf = no_pmu ? NULL : load_bpf();
 	no_multi = load_multi_bpf();
 	no_events = check_events();
+	no_floor = find_floor_tp();
 	for (i = 0; i < NR_EXPS; i++) {
 		struct experiment *e = &exps[i];
 
@@ -1537,7 +1607,10 @@ int main(int argc, char **argv)
 				  " and kallsyms addresses)";
 		else if (e->kind == MULTI && no_multi)
 			e->skip = no_multi;
-		else if (e->kind != PERF && e->kind != MULTI && no_events)
+		else if (e->kind == PERF_FLOOR && no_floor)
+			e->skip = no_floor;
+		else if (e->kind != PERF && e->kind != MULTI && e->kind != PERF_FLOOR &&
+			 no_events)
 			e->skip = no_events;
 		else if (!selected(e->name))
 			e->skip = "not selected (--only)";
@@ -1555,7 +1628,7 @@ int main(int argc, char **argv)
 	for (rep = 0; rep < reps; rep++)
 		for (j = 0; j < nr_sizes; j++)
 			for (i = 0; i < NR_EXPS; i++) {
-				if (exps[i].skip)
+				if (exps[i].skip || exps[i].kind == PERF_FLOOR)
 					continue;
 				planned++;
 				need += sizes[j];
