@@ -15,10 +15,23 @@ import re
 import statistics
 
 
+# kprobe_clients' progress lines: how many of its candidates are cold, and
+# which candidates each measurement took.
+COLD_LINE = re.compile(r"clients: \d+ functions in available_filter_functions, \d+ to try "
+                       r"\((\d+) of cold subsystems first\)")
+TOOK_LINE = re.compile(r"clients: rep (\d+)/\d+ N=(\d+) (\w+): .*; functions (\d+)-(\d+) of \d+")
+LAYOUTS = ("cold", "mixed", "other")
+
+
 def parse(path):
-    """{run label: {key: value}} of a console's BENCH-RUN and BENCH lines."""
+    """{run label: {key: value}} of a console's BENCH-RUN and BENCH lines.
+
+    Each clients measurement also gets a metric "layout": 0 when it took
+    functions of the cold subsystems only, 2 when none, 1 when both (from
+    kprobe_clients' progress lines)."""
     runs = {}
     label = None
+    cold = None
     with open(path, errors="replace") as f:
         for line in f:
             line = line.strip().replace("\r", "")
@@ -30,6 +43,17 @@ def parse(path):
             m = re.search(r"\bBENCH (\w+) (\d+)$", line)
             if m and label:
                 runs[label][m.group(1)] = int(m.group(2))
+                continue
+            m = COLD_LINE.search(line)
+            if m:
+                cold = int(m.group(1))
+                continue
+            m = TOOK_LINE.search(line)
+            if m and label and cold is not None:
+                rep, n, exp, first, last = m.groups()
+                if int(first) <= int(last):
+                    layout = (0 if int(last) < cold else 2 if int(first) >= cold else 1)
+                    runs[label]["cl_%s_%s_r%d_layout" % (exp, n, int(rep) - 1)] = layout
     return runs
 
 
@@ -70,7 +94,7 @@ CLIENT_EXPS = [
 ]
 CLIENT_GPS = [("rcu", "rcu"), ("rcu_exp", "exp"), ("srcu_tp", "srcu"),
               ("tasks_trace", "tt"), ("tasks_rude", "rude")]
-CLIENT_KEY = re.compile(r"^cl_(.+)_(\d+)_r(\d+)_(events|refused|attach_ns|attach_tsc|"
+CLIENT_KEY = re.compile(r"^cl_(.+)_(\d+)_r(\d+)_(events|refused|layout|attach_ns|attach_tsc|"
                         r"attach_cntvct|detach_ns|detach_tsc|detach_cntvct|gp_\w+)$")
 # The cycle counters: metric suffix, what the table's notes call it.
 COUNTERS = [("tsc", "the TSC"), ("cntvct", "CNTVCT_EL0 (the generic timer's count)")]
@@ -191,6 +215,35 @@ def floor_table(o, u, out):
                                        ratio(do, du)))
 
 
+def layout_table(o, u, out):
+    """Attach per event by the part of the function list measured."""
+    rows = []
+    for exp, label in CLIENT_EXPS:
+        for n in sorted({k[1] for k in list(o) + list(u) if k[0] == exp}):
+            for i, name in enumerate(LAYOUTS):
+                vo = per_event([r for r in o.get((exp, n), []) if r.get("layout") == i],
+                               "attach_ns")
+                vu = per_event([r for r in u.get((exp, n), []) if r.get("layout") == i],
+                               "attach_ns")
+                if vo or vu:
+                    rows.append(("%s, %d, %s" % (label, n, name), vo, vu))
+    if len({r[0].rsplit(", ", 1)[0] for r in rows}) == len(rows):
+        return      # one layout per experiment: the table above says it all
+    out("")
+    out("Attach per event by layout: cold, the functions of the cold subsystems")
+    out("the list starts with; other, the rest of the list; mixed, both. Medians")
+    out("and ranges, us (a layout's samples come from different boots)")
+    out("%-40s %9s %9s %8s %14s %14s" % ("experiment, N, layout", "ours", "upstream", "ratio",
+                                         "ours range", "upstream range"))
+
+    def rng(values):
+        return "%.0f-%.0f" % (min(values) / 1e3, max(values) / 1e3) if values else "-"
+
+    for name, vo, vu in rows:
+        out("%-40s %9s %9s %8s %14s %14s" % (name, fmt(med(vo), 1e3), fmt(med(vu), 1e3),
+                                             ratio(med(vo), med(vu)), rng(vo), rng(vu)))
+
+
 def counter_of(*reps):
     """The cycle counter the figures have: ("tsc", ...) unless only cntvct."""
     for name, what in COUNTERS:
@@ -244,6 +297,7 @@ def clients(ours, up, skips, out):
             compare_row(line.append, "%s, %d" % (labels.get(exp, exp), n), width,
                         phase, med(vo), med(vu), 1e3)
             out("%s %14s %14s %6s" % (line[0], rng(vo), rng(vu), ratio(med(to), med(tu))))
+    layout_table(o, u, out)
     multi_ratios(o, u, out)
     floor_table(o, u, out)
     out("")
