@@ -5360,6 +5360,138 @@ static void test_ftrace_filter_grows_in_place(struct kunit *test)
 	unregister_ftrace_function(&plain_user2_ops);
 	ftrace_free_filter(&plain_user2_ops);
 }
+
+/*
+ * Threads attaching and detaching probes at the entries of the same few
+ * functions at once, so that each one's filter change meets the others':
+ * a probe fires on its thread's call as soon as it is registered, and no
+ * longer once it is unregistered; every other round has a post_handler,
+ * so the functions move between our two ftrace_ops too. Once all are
+ * gone, no ip is left in our filters and (x86-64) every site is its nop
+ * again.
+ */
+#define NR_RACERS	3
+#define RACE_ROUNDS	40
+
+static void *const race_fns[] = {
+	jiffies_to_msecs, jiffies_to_usecs, jiffies64_to_nsecs, nsecs_to_jiffies,
+};
+
+struct entry_racer {
+	struct kprobe kp;
+	struct task_struct *task;
+	struct completion done;
+	bool calling;		/* the racer's own call only */
+	atomic_t hits;
+	int id, failed, wrong;
+};
+
+static kprobe_opcode_t *race_sites[ARRAY_SIZE(race_fns)];
+static unsigned long race_sink;
+
+static int racer_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct entry_racer *r = container_of(p, struct entry_racer, kp);
+
+	if (current == r->task && READ_ONCE(r->calling) && in_task())
+		atomic_inc(&r->hits);
+	return 0;
+}
+
+static void racer_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+}
+
+static void racer_call(struct entry_racer *r, int fn)
+{
+	unsigned long j = READ_ONCE(jiffies);
+
+	WRITE_ONCE(r->calling, true);
+	switch (fn) {
+	case 0:
+		j = jiffies_to_msecs(j);
+		break;
+	case 1:
+		j = jiffies_to_usecs(j);
+		break;
+	case 2:
+		j = jiffies64_to_nsecs(j);
+		break;
+	default:
+		j = nsecs_to_jiffies(j);
+		break;
+	}
+	WRITE_ONCE(r->calling, false);
+	WRITE_ONCE(race_sink, j);
+}
+
+static int entry_racer_fn(void *data)
+{
+	struct entry_racer *r = data;
+	int i, fn;
+
+	for (i = 0; i < RACE_ROUNDS; i++) {
+		fn = (r->id + i) % ARRAY_SIZE(race_fns);
+		memset(&r->kp, 0, sizeof(r->kp));
+		r->kp.addr = race_fns[fn];
+		r->kp.pre_handler = racer_pre;
+		r->kp.post_handler = (i & 1) ? racer_post : NULL;
+		atomic_set(&r->hits, 0);
+		if (register_kprobe(&r->kp)) {
+			r->failed++;
+			continue;
+		}
+		WRITE_ONCE(race_sites[fn], r->kp.addr);
+		racer_call(r, fn);
+		if (atomic_read(&r->hits) != 1)
+			r->wrong++;
+		unregister_kprobe(&r->kp);
+		racer_call(r, fn);
+		if (atomic_read(&r->hits) != 1)
+			r->wrong++;
+		cond_resched();
+	}
+	complete(&r->done);
+	while (!kthread_should_stop())
+		schedule_timeout_interruptible(1);
+	return 0;
+}
+
+static void test_ftrace_entry_attach_race(struct kunit *test)
+{
+#ifdef CONFIG_X86_64
+	static const u8 nop5[] = { BYTES_NOP5 };
+#endif
+	struct entry_racer *racers;
+	int i;
+
+	racers = kunit_kcalloc(test, NR_RACERS, sizeof(*racers), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, racers);
+	for (i = 0; i < NR_RACERS; i++) {
+		racers[i].id = i;
+		init_completion(&racers[i].done);
+		racers[i].task = kthread_create(entry_racer_fn, &racers[i], "kprobes-race%d", i);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(racers[i].task));
+	}
+	for (i = 0; i < NR_RACERS; i++)
+		wake_up_process(racers[i].task);
+	for (i = 0; i < NR_RACERS; i++) {
+		wait_for_completion(&racers[i].done);
+		kthread_stop(racers[i].task);
+		KUNIT_EXPECT_EQ_MSG(test, racers[i].failed, 0, "racer %d", i);
+		KUNIT_EXPECT_EQ_MSG(test, racers[i].wrong, 0, "racer %d", i);
+	}
+	kprobe_deferred_barrier();
+	KUNIT_EXPECT_EQ(test, kprobes_test_ftrace_users(), 0);
+	for (i = 0; i < ARRAY_SIZE(race_fns); i++) {
+		KUNIT_EXPECT_NOT_NULL_MSG(test, race_sites[i], "%ps", race_fns[i]);
+#ifdef CONFIG_X86_64
+		if (race_sites[i])
+			KUNIT_EXPECT_EQ_MSG(test, 0, memcmp(race_sites[i], nop5, sizeof(nop5)),
+					    "%ps", race_fns[i]);
+#endif
+	}
+}
 #endif
 
 #ifdef CONFIG_FAILSLAB
@@ -7430,6 +7562,7 @@ static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_ftrace_arming_each_site),
 	KUNIT_CASE(test_ftrace_entry_joins_busy_filter),
 	KUNIT_CASE(test_ftrace_filter_grows_in_place),
+	KUNIT_CASE(test_ftrace_entry_attach_race),
 #endif
 #ifdef CONFIG_FAILSLAB
 	KUNIT_CASE(test_enomem_each_allocation),
