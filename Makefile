@@ -105,7 +105,7 @@ test: initramfs alt-kernel
 		touch $(BUILD)/cross-built-$$a; done; } > $(CROSS_BUILD_LOG) 2>&1 & bg=$$!; \
 	echo "  KERNEL  $(TEST_CROSS) meanwhile, log in .build/cross-build.log"; \
 	echo "  QEMU    main config, console in .build/console-test.log"; \
-	KPTEST_APPEND="$(MAIN_APPEND)" $(T)/run-guest.sh test $(BUILD)/console-test.log 1500; \
+	KPTEST_APPEND="$(MAIN_APPEND)" $(T)/run-guest.sh test $(BUILD)/console-test.log 2400; \
 	echo "  QEMU    alt config, console in .build/console-alt.log"; \
 	$(ALT_RUN); \
 	for a in $(TEST_CROSS); do \
@@ -124,7 +124,7 @@ $(addprefix test-,$(CROSS_ARCHES) $(ARM64_VARIANTS)): test-%: tree
 	@python3 $(T)/ktap-summary.py $(BUILD)/console-$*.log:$*
 
 test-main: initramfs
-	@KPTEST_APPEND="$(MAIN_APPEND)" $(T)/run-guest.sh test $(BUILD)/console-test.log 1500
+	@KPTEST_APPEND="$(MAIN_APPEND)" $(T)/run-guest.sh test $(BUILD)/console-test.log 2400
 	@python3 $(T)/ktap-summary.py $(BUILD)/console-test.log:main
 
 ALT_RUN = KERNEL=$(OBJ_ALT)/arch/x86/boot/bzImage INITRD=$(BUILD)/initramfs-bare.cpio.gz \

@@ -15,7 +15,8 @@ mods=("$obj/lib/test_kprobes.ko" "$obj/samples/kprobes/kprobe_example.ko"
       "$t/modules/kprobe_notice.ko" "$t/modules/kprobe_pair.ko" "$t/modules/kprobe_ftrace_kill.ko"
       "$t/modules/kprobe_callee.ko" "$t/modules/kprobe_deferred.ko"
       "$repo/.build/upstream-kunit/test_kprobes_upstream.ko"
-      "$obj/samples/livepatch/livepatch-sample.ko")
+      "$obj/samples/livepatch/livepatch-sample.ko"
+      "$obj/samples/ftrace/ftrace-direct.ko" "$obj/samples/ftrace/ftrace-direct-modify.ko")
 # --bare: busybox and the scripts only, for kernels without modules.
 # --bench ours|upstream: the scripts and make bench's module for that kernel.
 mode=${1:-}
@@ -76,7 +77,7 @@ if [ -n "${ftrace_mods[*]}" ]; then
 	mkdir -p "$root/ftrace/test.d"
 	cp "$ftrace"/ftracetest "$root/ftrace/"
 	cp -r "$ftrace"/test.d/functions "$ftrace"/test.d/kprobe "$ftrace"/test.d/dynevent \
-		"$root/ftrace/test.d/"
+		"$ftrace"/test.d/ftrace "$root/ftrace/test.d/"
 	kver=$(cat "$obj/include/config/kernel.release")
 	mkdir -p "$root/lib/modules/$kver/extra"
 	: > "$root/lib/modules/$kver/modules.dep"
