@@ -330,6 +330,10 @@ def clients(ours, up, skips, out):
         # One line per experiment, size and reason, with its repetitions.
         seen = {}
         for exp, n, rep, reason in sk:
+            # Left out of one boot, measured in another.
+            if reason.startswith("not selected") and any(
+                    k[0] == exp for k in (o if who == "ours" else u)):
+                continue
             seen.setdefault((exp, n, reason), []).append(
                 str(int(rep) + 1) if rep.isdigit() else rep)
         for (exp, n, reason), reps in seen.items():
