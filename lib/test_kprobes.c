@@ -5483,14 +5483,14 @@ static void test_ftrace_entry_attach_race(struct kunit *test)
 	}
 	kprobe_deferred_barrier();
 	KUNIT_EXPECT_EQ(test, kprobes_test_ftrace_users(), 0);
-	for (i = 0; i < ARRAY_SIZE(race_fns); i++) {
+	for (i = 0; i < ARRAY_SIZE(race_fns); i++)
 		KUNIT_EXPECT_NOT_NULL_MSG(test, race_sites[i], "%ps", race_fns[i]);
 #ifdef CONFIG_X86_64
+	for (i = 0; i < ARRAY_SIZE(race_fns); i++)
 		if (race_sites[i])
 			KUNIT_EXPECT_EQ_MSG(test, 0, memcmp(race_sites[i], nop5, sizeof(nop5)),
 					    "%ps", race_fns[i]);
 #endif
-	}
 }
 #endif
 
