@@ -147,7 +147,6 @@ boot() {
 			append="$append $(clients_args "$BENCH_ARM64_CLIENTS_ONLY")"
 		echo "  QEMU    bench-arm64, $which kprobes (-icount shift=0), console in ${log#$repo/}"
 		qemu_boot "$which" "$log" "$append"
-		rm -f "$build"/console-bench-arm64-"$which"-boot*.log
 		[ -n "$BENCH_ARM64_CLIENTS" ] || continue
 		k=1
 		for only in $BENCH_ARM64_CLIENTS_BOOTS; do

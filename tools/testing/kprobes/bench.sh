@@ -96,7 +96,6 @@ for which in $BENCH_KERNELS; do
 	QEMU_EXTRA="-icount shift=0" \
 	KPTEST_APPEND="kpbench_attach=$BENCH_ATTACH kpbench_single=$BENCH_SINGLE kpbench_conc=$BENCH_CONC kpbench_scale=$BENCH_SCALE kpbench_big=$BENCH_BIG kpbench_entries=$BENCH_ENTRIES kpbench_kret=$BENCH_KRET$pending${BENCH_COVERAGE:+ kpcov_fns=$BENCH_COVERAGE}${BENCH_CLIENTS:+ $(clients_args "$BENCH_CLIENTS_ONLY")}" \
 		"$t/run-guest.sh" bench "$build/console-bench-$which.log" 5400
-	rm -f "$build"/console-bench-"$which"-boot*.log
 	k=1
 	for only in $BENCH_CLIENTS_BOOTS; do
 		k=$((k + 1))
