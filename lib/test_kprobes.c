@@ -5432,10 +5432,7 @@ static int entry_racer_fn(void *data)
 
 	for (i = 0; i < RACE_ROUNDS; i++) {
 		fn = (r->id + i) % ARRAY_SIZE(race_fns);
-		memset(&r->kp, 0, sizeof(r->kp));
-		r->kp.addr = race_fns[fn];
-		r->kp.pre_handler = racer_pre;
-		r->kp.post_handler = (i & 1) ? racer_post : NULL;
+		init_probe(&r->kp, race_fns[fn], NULL, 0, racer_pre, (i & 1) ? racer_post : NULL);
 		atomic_set(&r->hits, 0);
 		if (register_kprobe(&r->kp)) {
 			r->failed++;

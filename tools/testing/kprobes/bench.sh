@@ -86,28 +86,30 @@ clients_args() {
 	echo "kpbench_clients=$BENCH_CLIENTS kpbench_clients_reps=$BENCH_CLIENTS_REPS kpbench_clients_budget=$BENCH_CLIENTS_BUDGET${only:+ kpbench_clients_only=$only}${from:+ kpbench_clients_from=$from}"
 }
 
-extra=()
+# bench_guest WHICH LOG APPEND: boot WHICH's bench kernel, console into LOG.
+bench_guest() {
+	KERNEL=$build/obj-bench-$1/arch/x86/boot/bzImage \
+	INITRD=$build/initramfs-bench-$1.cpio.gz \
+	QEMU_EXTRA="-icount shift=0" \
+	KPTEST_APPEND=$3 \
+		"$t/run-guest.sh" bench "$2" 5400
+}
+
 for which in $BENCH_KERNELS; do
 	pending=
 	[ "$which" = ours ] && [ -n "$BENCH_PENDING" ] && pending=" kpbench_pending=$BENCH_PENDING"
 	echo "  QEMU    bench, $which kprobes (-icount shift=0), console in .build/console-bench-$which.log"
-	KERNEL=$build/obj-bench-$which/arch/x86/boot/bzImage \
-	INITRD=$build/initramfs-bench-$which.cpio.gz \
-	QEMU_EXTRA="-icount shift=0" \
-	KPTEST_APPEND="kpbench_attach=$BENCH_ATTACH kpbench_single=$BENCH_SINGLE kpbench_conc=$BENCH_CONC kpbench_scale=$BENCH_SCALE kpbench_big=$BENCH_BIG kpbench_entries=$BENCH_ENTRIES kpbench_kret=$BENCH_KRET$pending${BENCH_COVERAGE:+ kpcov_fns=$BENCH_COVERAGE}${BENCH_CLIENTS:+ $(clients_args "$BENCH_CLIENTS_ONLY")}" \
-		"$t/run-guest.sh" bench "$build/console-bench-$which.log" 5400
+	bench_guest "$which" "$build/console-bench-$which.log" \
+		"kpbench_attach=$BENCH_ATTACH kpbench_single=$BENCH_SINGLE kpbench_conc=$BENCH_CONC kpbench_scale=$BENCH_SCALE kpbench_big=$BENCH_BIG kpbench_entries=$BENCH_ENTRIES kpbench_kret=$BENCH_KRET$pending${BENCH_COVERAGE:+ kpcov_fns=$BENCH_COVERAGE}${BENCH_CLIENTS:+ $(clients_args "$BENCH_CLIENTS_ONLY")}"
 	k=1
 	for only in $BENCH_CLIENTS_BOOTS; do
 		k=$((k + 1))
 		log=$build/console-bench-$which-boot$k.log
 		echo "  QEMU    bench clients ($only), $which kprobes, boot $k, console in ${log#$repo/}"
-		KERNEL=$build/obj-bench-$which/arch/x86/boot/bzImage \
-		INITRD=$build/initramfs-bench-$which.cpio.gz \
-		QEMU_EXTRA="-icount shift=0" \
-		KPTEST_APPEND="kpbench_clients_alone $(clients_args "$only")" \
-			"$t/run-guest.sh" bench "$log" 5400
+		bench_guest "$which" "$log" "kpbench_clients_alone $(clients_args "$only")"
 	done
 done
+extra=()
 k=1
 for only in $BENCH_CLIENTS_BOOTS; do
 	k=$((k + 1))

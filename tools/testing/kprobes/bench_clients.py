@@ -169,6 +169,16 @@ def med(values):
     return statistics.median(values) if values else None
 
 
+def attach_med(runs, exp, n):
+    """The median attach time per event of @exp at @n, in ns, or None."""
+    return med(per_event(runs.get((exp, n), []), "attach_ns"))
+
+
+def rng(values):
+    """The range of per-event ns values, in us: "min-max"."""
+    return "%.0f-%.0f" % (min(values) / 1e3, max(values) / 1e3) if values else "-"
+
+
 def multi_ratios(o, u, out):
     """Attach one at a time against one kprobe_multi link, per function."""
     sizes = sorted({n for e, n in list(o) + list(u) if e == "multi_entry"})
@@ -179,12 +189,12 @@ def multi_ratios(o, u, out):
     out("(medians): how far one-at-a-time attach is from the batched interface")
     out("%-31s %9s %9s" % ("experiment, N", "ours", "upstream"))
     for n in sizes:
-        mo = med(per_event(o.get(("multi_entry", n), []), "attach_ns"))
-        mu = med(per_event(u.get(("multi_entry", n), []), "attach_ns"))
+        mo = attach_med(o, "multi_entry", n)
+        mu = attach_med(u, "multi_entry", n)
         for exp in ("perf_entry", "perf_entry_bpf", "perf_entry_link", "perf_kret",
                     "perf_kret_bpf", "events_remove", "events_enable"):
-            ao = med(per_event(o.get((exp, n), []), "attach_ns"))
-            au = med(per_event(u.get((exp, n), []), "attach_ns"))
+            ao = attach_med(o, exp, n)
+            au = attach_med(u, exp, n)
             out("%-31s %9s %9s" % ("%s, %d" % (dict(CLIENT_EXPS)[exp], n),
                                    ratio(ao, mo), ratio(au, mu)))
 
@@ -199,14 +209,14 @@ def floor_table(o, u, out):
     out("on a tracepoint, no kprobe), medians, us: what the kprobe event costs")
     out("%-31s %9s %9s %8s" % ("experiment, N", "ours", "upstream", "ratio"))
     for n in sizes:
-        fo = med(per_event(o.get(("perf_floor", n), []), "attach_ns"))
-        fu = med(per_event(u.get(("perf_floor", n), []), "attach_ns"))
+        fo = attach_med(o, "perf_floor", n)
+        fu = attach_med(u, "perf_floor", n)
         out("%-31s %9s %9s" % ("(the floor), %d" % n, fmt(fo, 1e3), fmt(fu, 1e3)))
         for exp, label in CLIENT_EXPS:
             if not exp.startswith("perf_") or exp == "perf_floor":
                 continue
-            ao = med(per_event(o.get((exp, n), []), "attach_ns"))
-            au = med(per_event(u.get((exp, n), []), "attach_ns"))
+            ao = attach_med(o, exp, n)
+            au = attach_med(u, exp, n)
             if ao is None and au is None:
                 continue
             do = None if ao is None or fo is None else ao - fo
@@ -235,10 +245,6 @@ def layout_table(o, u, out):
     out("and ranges, us (a layout's samples come from different boots)")
     out("%-40s %9s %9s %8s %14s %14s" % ("experiment, N, layout", "ours", "upstream", "ratio",
                                          "ours range", "upstream range"))
-
-    def rng(values):
-        return "%.0f-%.0f" % (min(values) / 1e3, max(values) / 1e3) if values else "-"
-
     for name, vo, vu in rows:
         out("%-40s %9s %9s %8s %14s %14s" % (name, fmt(med(vo), 1e3), fmt(med(vu), 1e3),
                                              ratio(med(vo), med(vu)), rng(vo), rng(vu)))
@@ -283,10 +289,6 @@ def clients(ours, up, skips, out):
     out("%-31s %-6s %9s %9s %8s %14s %14s %6s" % (
         "experiment, N", "phase", "ours", "upstream", "ratio", "ours range",
         "upstream range", counter))
-
-    def rng(values):
-        return "%.0f-%.0f" % (min(values) / 1e3, max(values) / 1e3) if values else "-"
-
     for exp, n in rows:
         ro, ru = o.get((exp, n), []), u.get((exp, n), [])
         for phase in ("detach", "attach"):

@@ -205,7 +205,8 @@ int main(void)
 {
 	const char *args = getenv("kpb_args");
 	const char *sizes = getenv("kpb_clients");
-	const char *alone = getenv("kpb_clients_alone");
+	const char *alone_opt = getenv("kpb_clients_alone");
+	int alone = alone_opt && *alone_opt == '1';
 	char msg[256];
 	int fd;
 
@@ -222,7 +223,7 @@ int main(void)
 	mount_fs("proc", "/proc");
 	/* All of the kernel's lines, the module's KPB ones among them. */
 	write_file("/proc/sys/kernel/printk", "7");
-	if (alone && *alone == '1') {
+	if (alone) {
 		say("KPB-INIT clients alone: module not loaded\n");
 	} else if (load("/kprobe_bench_arm64.ko", args ? args : "")) {
 		snprintf(msg, sizeof(msg), "KPB-INIT module not loaded: %s\n",
@@ -233,7 +234,7 @@ int main(void)
 		unload("kprobe_bench_arm64");
 	}
 	if (sizes && *sizes && !access(CLIENTS, X_OK))
-		clients(sizes, alone && *alone == '1');
+		clients(sizes, alone);
 	else if (sizes && *sizes)
 		line("clients: no " CLIENTS ": %s", strerror(errno));
 	sync();

@@ -204,7 +204,7 @@ static struct experiment exps[] = {
 	{ "multi_entry", MULTI, ENTRY, 0, BPF_LINK, 1, NULL },
 	{ "perf_floor", PERF_FLOOR, ENTRY, 0, NO_BPF, 1, NULL },
 };
-#define ARRAY_SIZE(a)	(int)(sizeof(a) / sizeof((a)[0]))
+#define ARRAY_SIZE(a)	((int)(sizeof(a) / sizeof((a)[0])))
 #define NR_EXPS	ARRAY_SIZE(exps)
 
 /* Grace-period counters, in the order kprobe_bench_gp.ko prints them. */
