@@ -26,6 +26,8 @@
 #   make check     checkpatch --strict and kernel-doc on our files
 #   make kunit     the KUnit suite through the tree's kunit.py
 #   make docs      htmldocs of Documentation/trace, no warning from ours
+#   FILTER=suite.case (a glob) with a test target or make kunit: only
+#                  those KUnit cases run
 
 SHELL := /bin/bash
 REPO := $(abspath .)
@@ -46,6 +48,11 @@ KMAKE = $(MAKE) -s -C $(SRC) O=$(OBJ) CC="ccache gcc" -j$(JOBS)
 # tracking, PREEMPT_DYNAMIC, KASLR, livepatch) with KASAN, kmemleak, lockdep.
 FRAGMENTS ?= $(T)/kprobes.config $(T)/debug.config
 MAIN_APPEND := preempt=full
+# FILTER=suite.case (a glob): only those KUnit cases run, in every guest
+# and in make kunit (kunit.filter_glob=); the selftests still all run.
+export FILTER ?=
+KUNIT_APPEND := $(if $(FILTER),kunit.filter_glob=$(FILTER))
+MAIN_APPEND += $(KUNIT_APPEND)
 
 .PHONY: all deps tree kernel initramfs test demo shell patches check clean distclean \
 	test-alt test-main alt-kernel bench bench-arm64 storm patches-check docs kunit test-arm64 test-riscv64 test-arm test-arm64-kasan test-arm64-bti \
@@ -128,7 +135,7 @@ test-main: initramfs
 	@python3 $(T)/ktap-summary.py $(BUILD)/console-test.log:main
 
 ALT_RUN = KERNEL=$(OBJ_ALT)/arch/x86/boot/bzImage INITRD=$(BUILD)/initramfs-bare.cpio.gz \
-	$(T)/run-guest.sh kunit $(BUILD)/console-alt.log 900 && \
+	KPTEST_APPEND="$(KUNIT_APPEND)" $(T)/run-guest.sh kunit $(BUILD)/console-alt.log 900 && \
 	echo "  QEMU    alt config on one CPU of two, console in .build/console-alt-up.log" && \
 	KERNEL=$(OBJ_ALT)/arch/x86/boot/bzImage INITRD=$(BUILD)/initramfs-bare.cpio.gz \
 	KPTEST_APPEND="maxcpus=1 kunit.filter_glob=$(ALT_UP_TESTS)" \

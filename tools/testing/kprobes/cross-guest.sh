@@ -109,6 +109,6 @@ echo "  QEMU    $arch, console in ${log#$repo/}"
 timeout --foreground -k 10 "${GUEST_TIMEOUT:-1200}" "${qemu[@]}" \
 	-accel tcg,thread=single -smp "$smp" -m "$mem" -no-reboot -nographic \
 	-kernel "$obj/$image" -initrd "$build/initramfs-$arch.cpio.gz" \
-	-append "console=$console panic=-1 ${cmdline:-} $append" \
+	-append "console=$console panic=-1 ${cmdline:-} $append${FILTER:+ kunit.filter_glob=$FILTER}" \
 	-serial file:"$log" -monitor none </dev/null >/dev/null 2>&1 ||
 	echo "cross-guest: QEMU ended with status $?" >> "$log"

@@ -5,7 +5,8 @@
 #   tools/testing/kunit/kunit.py run --arch=x86_64 \
 #	--kunitconfig=tools/testing/kprobes/kunitconfig
 # (kunit.py builds its own small kernel in .build/kunit and boots it in
-# QEMU). Exits with kunit.py's status.
+# QEMU). FILTER=suite.case (a glob) runs those cases only. Exits with
+# kunit.py's status.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../../.." && pwd)
 build=$repo/.build
@@ -15,4 +16,4 @@ cd "$build/src"
 exec ./tools/testing/kunit/kunit.py run --arch=x86_64 \
 	--kunitconfig="$repo/tools/testing/kprobes/kunitconfig" \
 	--build_dir="$build/kunit" --jobs="${JOBS:-$(( $(nproc) + 1 ))}" \
-	--make_options CC="ccache gcc" --timeout=900
+	--make_options CC="ccache gcc" --timeout=900 ${FILTER:+"$FILTER"}
