@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # Static checks of our C files: checkpatch --strict, kernel-doc, a
 # rebuild of our objects with W=1 and sparse (C=2), the global names our
-# objects define, and the harness's pipes. Prints what they say; exits
+# objects define, the harness's pipes and the README's lists of files
+# and patches (check-readme.py). Prints what they say; exits
 # non-zero on a compiler or sparse warning, a kernel-doc error, a global
 # name without the prefix or defined elsewhere in the tree, or a pipe
-# that can die of SIGPIPE.
+# that can die of SIGPIPE, or a README list that differs from the tree.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../../.." && pwd)
 src=$repo/.build/src
@@ -62,6 +63,12 @@ fi
 echo "== harness pipes"
 if ! python3 "$repo/tools/testing/kprobes/lint-pipes.py" \
 	$(git ls-files 'tools/testing/kprobes/*.sh' .ci/run); then
+	status=1
+fi
+
+# The README's lists of our files and patches, against the tree.
+echo "== README"
+if ! python3 "$repo/tools/testing/kprobes/check-readme.py" "$repo"; then
 	status=1
 fi
 exit $status
