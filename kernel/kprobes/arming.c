@@ -13,6 +13,21 @@
 
 #include "internal.h"
 
+/* An armed ftrace site: in kprobe_ipmodify_ops rather than the plain ops. */
+static bool site_ipmodify(const struct kprobe *site)
+{
+	return site->flags & KPROBE_FLAG_IPMODIFY;
+}
+
+/* Leaving the table when this batch is published; no longer to be armed. */
+static bool site_dying(const struct kprobe *site)
+{
+	return site->flags & KPROBE_FLAG_DYING;
+}
+
+/* True while /sys/kernel/debug/kprobes/enabled is 0. Under kprobe_mutex. */
+bool kprobes_all_disarmed;
+
 /* Should the text at this site trap (or ftrace call us) right now? */
 bool kprobe_site_wants_armed(struct kprobe *site)
 {
@@ -24,7 +39,7 @@ bool kprobe_site_wants_armed(struct kprobe *site)
 	bool switched_off = kprobes_all_disarmed && !arch_trampoline_kprobe(site);
 
 	return !switched_off && !kprobe_disabled(site) &&
-	       !kprobe_site_dying(site);
+	       !site_dying(site);
 }
 
 /*
@@ -138,7 +153,7 @@ static int ftrace_site_sync(struct kprobe *site, bool want)
 
 	if (want == kprobe_site_armed(site))
 		return 0;
-	ipmodify = want ? !!site->post_handler : kprobe_site_ipmodify(site);
+	ipmodify = want ? !!site->post_handler : site_ipmodify(site);
 	kind = ipmodify ? KPROBE_FTRACE_IPMODIFY : KPROBE_FTRACE_PLAIN;
 	if (ftrace_changes_add(kind, arch_kprobe_ftrace_ip((unsigned long)site->addr),
 			       want ? 1 : -1))
@@ -285,7 +300,7 @@ static bool ftrace_removal_may_wait(unsigned long ip)
 	struct kprobe *site = arch_kprobe_ftrace_site(ip);
 
 	/* Probes switched off all at once are not disabled: they must go now. */
-	return !site || kprobe_disabled(site) || kprobe_site_dying(site);
+	return !site || kprobe_disabled(site) || site_dying(site);
 }
 
 static int cmp_ip(const void *a, const void *b)

@@ -13,7 +13,7 @@
 
 #include "internal.h"
 
-void kprobes_lock_text(void)
+static void kprobes_lock_text(void)
 {
 	cpus_read_lock();
 	jump_label_lock();
@@ -35,11 +35,28 @@ void kprobe_batch_begin(struct kprobe_batch *b)
 	kprobes_lock_text();
 }
 
-void kprobes_unlock_text(void)
+static void kprobes_unlock_text(void)
 {
 	mutex_unlock(&text_mutex);
 	jump_label_unlock();
 	cpus_read_unlock();
+}
+
+#ifndef arch_remove_kprobe
+void __weak arch_remove_kprobe(struct kprobe *p)
+{
+}
+#endif
+
+/* Free @site's arch state and, for an aggregate, its detour and itself. */
+void kprobe_release_site(struct kprobe *site)
+{
+	if (!kprobe_ftrace(site))
+		arch_remove_kprobe(site);
+	if (!kprobe_is_aggr(site))
+		return;
+	kprobe_site_remove_detour(site);
+	kprobe_free_aggregate(site);
 }
 
 /* Apply the queued breakpoint and jump writes; text_mutex held. */
@@ -210,4 +227,20 @@ void kprobe_batch_defer(struct kprobe_batch *b, struct kprobe_deferred *d)
 	d->rcu_cookie = start_poll_synchronize_rcu();
 	/* An optimized site that retires: its text is written back now. */
 	kprobe_queue_retire_work();
+}
+
+/* Bring every site in line with the current switches; kprobe_mutex held. */
+int kprobe_sync_all_sites(void)
+{
+	struct kprobe_batch b;
+	struct kprobe *site;
+	unsigned int i;
+	int ret = 0;
+
+	lockdep_assert_held(&kprobe_mutex);
+	kprobe_batch_begin_retired(&b);
+	for (i = 0; i < KPROBE_TABLE_SIZE; i++)
+		hlist_for_each_entry(site, &kprobe_table[i], hlist)
+			ret = kprobe_site_sync_armed(&b, site) ?: ret;
+	return kprobe_batch_finish(&b) ?: ret;
 }

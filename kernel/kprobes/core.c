@@ -104,18 +104,21 @@
  *
  * Files
  * -----
- * This file holds aggregates, address resolution and the life cycle
- * above (registering, unregistering, enable/disable, init). The rest of
- * kernel/kprobes/ each own one concept and its data, reached through
- * internal.h: table.c (the sites by address: the hash table, and the
- * hit path's index behind get_kprobe()), batch.c (a registration call's
- * batch: the text locks, publishing it, its grace period, freeing the
- * sites that left), arming.c (breakpoints and ftrace filters),
- * optimizer.c (jumps, and the retiring of optimized sites), slots.c
- * (instruction slots), blacklist.c (with the modules' entries),
- * counters.c (per-CPU hit counters, and a member's hits counted by its
- * site), gone.c (text going away: modules, init memory), kretprobe.c
- * (return instances) and debugfs.c (the files under
+ * This file holds aggregates and the life cycle above (registering,
+ * unregistering, enable/disable, the query file's verdict, init). The
+ * rest of kernel/kprobes/ each own one concept and its data, reached
+ * through internal.h: table.c (the sites by address: the hash table,
+ * and the hit path's index behind get_kprobe()), place.c (resolving a
+ * probe point and the checks of where a probe may go), batch.c (a
+ * registration call's batch: the text locks, publishing it, its grace
+ * period, freeing the sites that left), arming.c (breakpoints, ftrace
+ * filters and the global switch), optimizer.c (jumps, and the retiring
+ * of optimized sites), slots.c (instruction slots), blacklist.c (with
+ * the modules' entries), listed.c (jump label, static call and bug
+ * sites), counters.c (per-CPU hit counters, and a member's hits counted
+ * by its site), gone.c (text going away: modules, init memory),
+ * kretprobe.c (return instances), deferred.c (unregistering that does
+ * not wait) and debugfs.c (the files under
  * /sys/kernel/debug/kprobes/).
  */
 
@@ -125,41 +128,6 @@
 
 /* Every registration-side change; see "Locking" above. */
 DEFINE_MUTEX(kprobe_mutex);
-
-/* True while /sys/kernel/debug/kprobes/enabled is 0. Under kprobe_mutex. */
-bool kprobes_all_disarmed;
-
-/* Set by init_kprobes(); until then registration is refused. */
-bool kprobes_initialized;
-
-/*
- * The verdict kprobe_query() is filling, where kprobe_refuse() records
- * the rule that said no. Valid only while the query holds kprobe_mutex:
- * kprobe_query() sets it after taking the mutex and clears it before
- * dropping it, so it is NULL whenever anyone else holds the mutex, and
- * a refusal while registering records nothing. Its readers assert the
- * mutex with lockdep. A pointer here rather than an argument, because
- * the refusals are deep in the arch's checks, whose signatures are the
- * tree's.
- */
-static struct kprobe_query_verdict *kprobe_querying;
-
-int kprobe_refuse(int err, const char *rule)
-{
-	lockdep_assert_held(&kprobe_mutex);
-	if (kprobe_querying)
-		kprobe_querying->asking->rule = rule;
-	return err;
-}
-
-/* The blacklist refuses: a query's verdict names the entry too. */
-static int refuse_blacklisted(void)
-{
-	lockdep_assert_held(&kprobe_mutex);
-	if (kprobe_querying)
-		kprobe_querying->blacklisted = true;
-	return kprobe_refuse(-EINVAL, "blacklisted");
-}
 
 #ifdef CONFIG_LOCKDEP
 /**
@@ -332,232 +300,7 @@ void kprobe_busy_end(void)
 	preempt_enable();
 }
 
-/* ---- resolving the probe address --------------------------------------- */
-
-kprobe_opcode_t * __weak kprobe_lookup_name(const char *name, unsigned int offset)
-{
-	return (kprobe_opcode_t *)kallsyms_lookup_name(name);
-}
-
-kprobe_opcode_t * __weak arch_adjust_kprobe_addr(unsigned long addr,
-						 unsigned long offset,
-						 bool *on_func_entry)
-{
-	*on_func_entry = !offset;
-	return (kprobe_opcode_t *)(addr + offset);
-}
-
-/* The address a probe asks for: .addr, or .symbol_name's, plus .offset. */
-static kprobe_opcode_t *kprobe_target_addr(kprobe_opcode_t *addr, const char *symbol_name,
-					   unsigned long offset)
-{
-	if (!!addr == !!symbol_name)
-		return ERR_PTR(-EINVAL);
-
-	if (symbol_name) {
-		/*
-		 * A name several functions share means the first of them, as
-		 * kallsyms_lookup_name() finds it; kprobe_events refuses such
-		 * names before it gets here.
-		 */
-		addr = kprobe_lookup_name(symbol_name, offset);
-		if (!addr)
-			return ERR_PTR(-ENOENT);
-	}
-	return (kprobe_opcode_t *)((unsigned long)addr + offset);
-}
-
-/*
- * Where the arch wants a probe on @addr, in the function starting at
- * @func: past a landing pad at a function's entry. Sets @on_func_entry
- * when it is a function's first instruction.
- */
-static kprobe_opcode_t *place_in_function(unsigned long addr, unsigned long func,
-					  bool *on_func_entry)
-{
-	kprobe_opcode_t *where;
-
-	*on_func_entry = false;
-	where = arch_adjust_kprobe_addr(func, addr - func, on_func_entry);
-	return where ? where : ERR_PTR(-EINVAL);
-}
-
-/*
- * kprobe_target_addr() and place_in_function(), for callers outside a batch;
- * the function's start goes to @func. An address in no symbol kallsyms
- * knows is -ENOENT, as a name it does not know is.
- */
-kprobe_opcode_t *kprobe_resolve_addr(kprobe_opcode_t *addr, const char *symbol_name,
-				     unsigned long offset, bool *on_func_entry,
-				     unsigned long *func)
-{
-	unsigned long func_offset;
-
-	addr = kprobe_target_addr(addr, symbol_name, offset);
-	if (IS_ERR(addr))
-		return addr;
-	if (!kallsyms_lookup_size_offset((unsigned long)addr, NULL, &func_offset))
-		return ERR_PTR(-ENOENT);
-	*func = (unsigned long)addr - func_offset;
-	return place_in_function((unsigned long)addr, *func, on_func_entry);
-}
-
-/*
- * The function around the probe add_probe() is placing, looked up once
- * for the core's checks and the arch's: a module's symbols are searched
- * one by one. Filled by place_probe() and kept for the next probes in the
- * same function (every line of a function probed, say), but only after a
- * probe in it registered, and only for text whose going kprobes hears of
- * (kprobe_hears_text_gone()): gone.c then empties it. Emptied on any
- * failure. kprobe_mutex. @modname is empty for vmlinux.
- */
-static struct {
-	unsigned long start;
-	unsigned long size;
-	char modname[MODULE_NAME_LEN];
-	char name[KSYM_NAME_LEN];
-} probed_function;
-
-/*
- * Forget the remembered function: its text is going (gone.c), or the
- * query file looked at one only. kprobe_mutex held.
- */
-void kprobe_forget_probed_function(void)
-{
-	lockdep_assert_held(&kprobe_mutex);
-	probed_function.size = 0;
-}
-
-/**
- * kprobe_function_bounds() - the function around a probed address
- * @addr: a kernel text address
- * @start: set to the function's first byte
- * @size: set to its size in bytes
- *
- * For the arch's checks of a probe point, with kprobe_mutex held; the
- * function of the probe being registered is remembered.
- *
- * Return: false when @addr is in no function kallsyms knows.
- */
-bool kprobe_function_bounds(unsigned long addr, unsigned long *start,
-			    unsigned long *size)
-{
-	unsigned long offset;
-
-	lockdep_assert_held(&kprobe_mutex);
-	if (addr - probed_function.start < probed_function.size) {
-		*start = probed_function.start;
-		*size = probed_function.size;
-		return true;
-	}
-	if (!kallsyms_lookup_size_offset(addr, size, &offset))
-		return false;
-	*start = addr - offset;
-	return true;
-}
-
-/*
- * Look up @p's function for the checks that follow and move @p->addr
- * where the arch wants it: -ENOENT when it is in no function.
- */
-static int place_probe(struct kprobe *p)
-{
-	unsigned long addr = (unsigned long)p->addr, size, offset;
-	kprobe_opcode_t *where;
-	char *modname = NULL;
-	bool on_func_entry;
-
-	if (addr - probed_function.start >= probed_function.size) {
-		probed_function.size = 0;
-		if (!kallsyms_lookup(addr, &size, &offset, &modname, probed_function.name))
-			return kprobe_refuse(-ENOENT, "in no function kallsyms knows");
-		strscpy(probed_function.modname, modname ?: "",
-			sizeof(probed_function.modname));
-		probed_function.start = addr - offset;
-		probed_function.size = size;
-	}
-	where = place_in_function(addr, probed_function.start, &on_func_entry);
-	if (IS_ERR(where))
-		return kprobe_refuse(PTR_ERR(where), "the arch places no probe there");
-	p->addr = where;
-	if (on_func_entry)
-		p->flags |= KPROBE_FLAG_ON_FUNC_ENTRY;
-	return 0;
-}
-
-/**
- * kprobe_on_func_entry() - is this probe point a function's entry?
- * @addr: address, or NULL when @sym is given
- * @sym: symbol name, or NULL
- * @offset: offset into @sym (or added to @addr)
- *
- * Return: 0 when it is, -EINVAL when it is not, or the error that
- * resolving the address gave (-ENOENT, -EADDRNOTAVAIL).
- */
-int kprobe_on_func_entry(kprobe_opcode_t *addr, const char *sym, unsigned long offset)
-{
-	bool on_func_entry;
-	unsigned long func;
-	kprobe_opcode_t *where = kprobe_resolve_addr(addr, sym, offset, &on_func_entry, &func);
-
-	if (IS_ERR(where))
-		return PTR_ERR(where);
-	return on_func_entry ? 0 : -EINVAL;
-}
-
 /* ---- preparing and releasing a site's arch state ------------------------ */
-
-#ifndef arch_remove_kprobe
-void __weak arch_remove_kprobe(struct kprobe *p)
-{
-}
-#endif
-
-#ifdef CONFIG_MODULES
-/* Keep the module that holds @addr from going away while we place a probe. */
-static int pin_probed_module(unsigned long addr, struct module **probed_mod)
-{
-	struct module *mod;
-
-	preempt_disable();
-	mod = __module_text_address(addr);
-	if (mod && !try_module_get(mod)) {
-		/* Its refcount is dead: the module is being unloaded. */
-		preempt_enable();
-		return kprobe_refuse(-ENOENT, "the module is going");
-	}
-	preempt_enable();
-	if (!mod)
-		return 0;
-
-	/* A module's init text is freed once it is live. */
-	if (mod->state == MODULE_STATE_GOING ||
-	    (within_module_init(addr, mod) && mod->state != MODULE_STATE_COMING)) {
-		module_put(mod);
-		return kprobe_refuse(-ENOENT,
-				     "the module is going, or this is its freed init text");
-	}
-	*probed_mod = mod;
-	return 0;
-}
-#else
-static int pin_probed_module(unsigned long addr, struct module **probed_mod)
-{
-	return 0;
-}
-#endif
-
-/*
- * Is @addr kernel or module text? On success a module that holds it is
- * pinned in *@probed_mod until the caller is done registering.
- */
-static int pin_probed_text(unsigned long addr, struct module **probed_mod)
-{
-	*probed_mod = NULL;
-	if (!core_kernel_text(addr) && !is_module_text_address(addr))
-		return kprobe_refuse(-EINVAL, "not kernel or module text");
-	return pin_probed_module(addr, probed_mod);
-}
 
 bool __weak arch_kprobe_boostable(struct kprobe *p, const char **why)
 {
@@ -565,136 +308,11 @@ bool __weak arch_kprobe_boostable(struct kprobe *p, const char **why)
 	return false;
 }
 
-/*
- * Code in front of a function that is not part of it: the padding that
- * call depth tracking rewrites (__pfx_foo), and the kCFI or FineIBT
- * preamble (__cfi_foo), whose bytes are the type hash that indirect
- * callers check. By name: nothing else marks them.
- */
-static bool is_preamble_symbol(const char *name)
-{
-	return str_has_prefix(name, "__pfx_") || str_has_prefix(name, "__cfi_");
-}
-
-/*
- * Is @addr one of ftrace's call sites? (ftrace_location() would also map
- * a symbol to the site in it, through kallsyms: not wanted here.)
- */
-static bool is_ftrace_call_site(unsigned long addr)
-{
-#ifdef CONFIG_DYNAMIC_FTRACE
-	return addr && ftrace_location_range(addr, addr) == addr;
-#else
-	return false;
-#endif
-}
-
-/*
- * Does a probe at @addr ride an ftrace call site? @at_call_site: whether
- * @addr itself is one, the answer on arches whose probe sits on the call
- * site. kprobe_mutex, text pinned.
- */
-static bool on_ftrace_site(unsigned long addr, bool at_call_site)
-{
-	unsigned long ip;
-
-	if (!IS_ENABLED(CONFIG_KPROBES_ON_FTRACE))
-		return false;
-	ip = arch_kprobe_ftrace_ip(addr);
-	return ip == addr ? at_call_site : is_ftrace_call_site(ip);
-}
-
-/*
- * Everything else that makes an address unprobeable, whatever the arch.
- * Called with kprobe_mutex and the text locks held, the text pinned.
- * The order of the checks decides the error for an address that fails
- * several, and follows the tree's.
- */
-static int check_probe_address(struct kprobe *p)
-{
-	unsigned long addr = (unsigned long)p->addr;
-	bool at_call_site = is_ftrace_call_site(addr);
-
-	lockdep_assert_held(&kprobe_mutex);
-	lockdep_assert_held(&text_mutex);
-	/*
-	 * A probe that rides ftrace's call site is the one at the address
-	 * arch_kprobe_ftrace_ip() maps to it; the call site's own address,
-	 * when that is another (arm64's BL), is refused as the tree's arm64
-	 * refuses it. Elsewhere in the ftrace call, the arch's boundary
-	 * check refuses.
-	 */
-	if (on_ftrace_site(addr, at_call_site))
-		p->flags |= KPROBE_FLAG_FTRACE;
-	else if (at_call_site)
-		return kprobe_refuse(-EINVAL, IS_ENABLED(CONFIG_KPROBES_ON_FTRACE) ?
-				     "ftrace's call site: the entry's probe rides it" :
-				     "ftrace's call site, without KPROBES_ON_FTRACE");
-
-	/* The symbol place_probe() found: @addr is in it. */
-	if (kprobe_in_blacklisted_range(addr))
-		return refuse_blacklisted();
-	if (kprobe_blacklisted_piece(addr, probed_function.name,
-				     probed_function.modname[0] ? probed_function.modname : NULL))
-		return kprobe_refuse(-EINVAL,
-				     "a piece (.cold, .part, ...) of a blacklisted function");
-	if (is_preamble_symbol(probed_function.name))
-		return kprobe_refuse(-EINVAL, "a function's preamble (__pfx_, __cfi_)");
-	/* ftrace's own site is in none of the kernel's other tables. */
-	if (kprobe_ftrace(p))
-		return 0;
-	return kprobe_refuse_listed_site(addr);
-}
-
-/*
- * Every check of the probe point @p->addr (resolved) that needs no arch
- * state, in the order of the tree's, which decides the error code for an
- * address that fails several. Moves @p->addr as the arch wants it, sets
- * @site to the site already there, if any, and pins the text's module in
- * @mod. The one decision function for registering and for the query
- * file, so that they cannot disagree. kprobe_mutex and the text locks.
- */
-
-static int kprobe_check_point(struct kprobe *p, struct kprobe **site,
-			      struct module **mod)
-{
-	int ret;
-
-	lockdep_assert_held(&kprobe_mutex);
-	lockdep_assert_held(&text_mutex);
-	*mod = NULL;
-	ret = place_probe(p);
-	if (ret)
-		return ret;
-	if (kprobe_find_registered(p, site))
-		return kprobe_refuse(-EINVAL, "this probe is registered already");
-	ret = pin_probed_text((unsigned long)p->addr, mod);
-	if (ret)
-		return ret;
-	return check_probe_address(p);
-}
-
 static int kprobe_prepare_site(struct kprobe *p)
 {
 	if (kprobe_ftrace(p))
 		return arch_prepare_kprobe_ftrace(p);
 	return arch_prepare_kprobe(p);
-}
-
-static void free_aggregate(struct kprobe *site)
-{
-	kprobe_counter_free(site->nhit);
-	kfree(to_aggr(site));
-}
-
-void kprobe_release_site(struct kprobe *site)
-{
-	if (!kprobe_ftrace(site))
-		arch_remove_kprobe(site);
-	if (!kprobe_is_aggr(site))
-		return;
-	kprobe_site_remove_detour(site);
-	free_aggregate(site);
 }
 
 /* ---- what registering would do: the query file -------------------------- */
@@ -751,6 +369,7 @@ void kprobe_query(struct kprobe_query_verdict *v, kprobe_opcode_t *addr,
 {
 	struct kprobe *p, *site = NULL;
 	struct module *mod = NULL;
+	struct kprobe_batch b;
 
 	memset(v, 0, sizeof(*v));
 	v->asking = &v->probe;
@@ -761,10 +380,12 @@ void kprobe_query(struct kprobe_query_verdict *v, kprobe_opcode_t *addr,
 		return;
 	}
 	guard(mutex)(&kprobe_mutex);
-	/* The checks decode text: no retiring site's jump may be in it. */
-	kprobe_retire_sites();
-	kprobes_lock_text();
-	kprobe_querying = v;
+	/*
+	 * The checks decode text, with the text locks held: an empty batch,
+	 * begun once no retiring site's jump is left in the text.
+	 */
+	kprobe_batch_begin_retired(&b);
+	kprobe_record_refusals(v);
 	addr = kprobe_target_addr(addr, sym, offset);
 	if (IS_ERR(addr)) {
 		v->probe.err = kprobe_refuse(PTR_ERR(addr), "no such symbol");
@@ -789,31 +410,14 @@ unpin:
 		module_put(mod);
 	kprobe_forget_probed_function();
 unlock:
-	kprobe_querying = NULL;
-	kprobes_unlock_text();
+	kprobe_record_refusals(NULL);
+	kprobe_batch_finish(&b);
 	kfree(p);
 }
 
 /* ---- registering -------------------------------------------------------- */
 
 static void remove_probe(struct kprobe_batch *b, struct kprobe *p, struct kprobe *site);
-
-/* Is @p registered, as a site or as an aggregate's member? */
-bool kprobe_find_registered(struct kprobe *p, struct kprobe **site_out)
-{
-	struct kprobe *site = get_kprobe(p->addr), *m;
-
-	*site_out = site;
-	if (!site)
-		return false;
-	if (site == p)
-		return true;
-	if (kprobe_is_aggr(site))
-		list_for_each_entry(m, &site->list, list)
-			if (m == p)
-				return true;
-	return false;
-}
 
 static struct kprobe *alloc_aggregate(void)
 {
@@ -914,7 +518,7 @@ static struct kprobe *insert_new_site(struct kprobe *p)
 	if (ag) {
 		ag->addr = p->addr;
 		if ((!may_jump || !kprobe_site_prepare_detour(ag, p)) && arch_kprobe_counts_hits) {
-			free_aggregate(ag);
+			kprobe_free_aggregate(ag);
 			ag = NULL;
 		}
 	}
@@ -1077,8 +681,9 @@ out:
 		p->nhit = NULL;
 	}
 unpin:
-	if (ret || !kprobe_hears_text_gone(probed_function.start))
-		probed_function.size = 0;
+	/* Its function is remembered only while its text's end will be heard of. */
+	if (ret || !kprobe_hears_text_gone((unsigned long)p->addr))
+		kprobe_forget_probed_function();
 	if (mod)
 		module_put(mod);
 	return ret;
@@ -1329,22 +934,6 @@ void dump_kprobe(struct kprobe *kp)
 	       kp->symbol_name, kp->offset, kp->addr);
 }
 NOKPROBE_SYMBOL(dump_kprobe);
-
-/* Bring every site in line with the current switches; kprobe_mutex held. */
-int kprobe_sync_all_sites(void)
-{
-	struct kprobe_batch b;
-	struct kprobe *site;
-	unsigned int i;
-	int ret = 0;
-
-	lockdep_assert_held(&kprobe_mutex);
-	kprobe_batch_begin_retired(&b);
-	for (i = 0; i < KPROBE_TABLE_SIZE; i++)
-		hlist_for_each_entry(site, &kprobe_table[i], hlist)
-			ret = kprobe_site_sync_armed(&b, site) ?: ret;
-	return kprobe_batch_finish(&b) ?: ret;
-}
 
 /* ---- init ----------------------------------------------------------------- */
 

@@ -26,7 +26,8 @@
  *
  * A counter is given back only when no CPU can count into it any more:
  * a probe's never published, or after the grace period of the batch
- * that took the probe out of the table (kprobe_release_counters()).
+ * that took the probe out of the table (kprobe_release_counters(),
+ * deferred.c).
  * So a counter given back may be handed out again at once, and empty
  * chunks destroyed by kprobe_counter_trim(). All under kprobe_mutex.
  */
@@ -287,24 +288,3 @@ unsigned long kprobe_hits(struct kprobe *kp)
 	return hits;
 }
 EXPORT_SYMBOL_GPL(kprobe_hits);
-
-/*
- * The hit counters of those of @kps that a batch took out of the table,
- * given back once its grace period is over: no CPU counts into them
- * any more, so they may be handed out again at once. A probe waiting
- * for its deferred release keeps its own until then (deferred.c), also
- * when it is handed to unregister or register meanwhile.
- */
-void kprobe_release_counters(struct kprobe **kps, int num)
-{
-	int i;
-
-	for (i = 0; i < num; i++) {
-		if (!kps[i] || !kprobe_probe_unhooked(kps[i]) ||
-		    kprobe_deferred_pending(kps[i]))
-			continue;
-		kprobe_counter_free(kps[i]->nhit);
-		kps[i]->nhit = NULL;
-		kps[i]->flags &= ~KPROBE_FLAG_UNHOOKED;
-	}
-}

@@ -59,6 +59,27 @@ bool kprobe_deferred_pending(struct kprobe *p)
 	return false;
 }
 
+/*
+ * The hit counters of those of @kps that a batch took out of the table,
+ * given back once its grace period is over: no CPU counts into them
+ * any more, so they may be handed out again at once. A probe waiting
+ * for its deferred release keeps its own until then (deferred.c), also
+ * when it is handed to unregister or register meanwhile.
+ */
+void kprobe_release_counters(struct kprobe **kps, int num)
+{
+	int i;
+
+	for (i = 0; i < num; i++) {
+		if (!kps[i] || !kprobe_probe_unhooked(kps[i]) ||
+		    kprobe_deferred_pending(kps[i]))
+			continue;
+		kprobe_counter_free(kps[i]->nhit);
+		kps[i]->nhit = NULL;
+		kps[i]->flags &= ~KPROBE_FLAG_UNHOOKED;
+	}
+}
+
 static void deferred_add(struct kprobe_deferred *d)
 {
 	list_add_tail(&d->list, &deferred_pending);

@@ -3,9 +3,11 @@
  * What the files of the kprobes core share. core.c owns the life cycle
  * of probes and sites (its opening comment is the map); the other files
  * each own one concept and the data that goes with it: table.c the
- * sites by address, batch.c a registration call's batch, arming.c the
- * breakpoints and ftrace filters, optimizer.c the jumps and the
- * retiring of optimized sites, slots.c the instruction slots,
+ * sites by address, place.c where a probe may go, batch.c a
+ * registration call's batch and the release of the sites that left,
+ * arming.c the breakpoints, ftrace filters and the global switch,
+ * optimizer.c the jumps and the retiring of optimized sites, slots.c
+ * the instruction slots,
  * blacklist.c the blacklist, listed.c the sites the kernel's own tables
  * list (jump labels, static calls, BUG()), counters.c the hit counters,
  * gone.c text going away, kretprobe.c the return instances, deferred.c
@@ -58,8 +60,8 @@ static inline int order_ulong(unsigned long x, unsigned long y)
 /* ---- core.c: the lock and the switches --------------------------------- */
 
 extern struct mutex kprobe_mutex;
-extern bool kprobes_all_disarmed;
-extern bool kprobes_initialized;
+extern bool kprobes_all_disarmed;		/* arming.c */
+extern bool kprobes_initialized;		/* table.c */
 extern struct list_head kprobe_blacklist;	/* blacklist.c */
 
 /* ---- core.c: aggregate sites -------------------------------------------- */
@@ -175,8 +177,8 @@ struct kprobe_deferred {
  *                          when new text there is probed)
  *  1  DISABLED      both   disable_kprobe(); a site's when all its members'
  *  2  OPTIMIZED     site   optimizer.c: the jump is written
- *  3  FTRACE        both   core.c: reached through ftrace at the fentry site
- *  4  ON_FUNC_ENTRY both   core.c: at a function's entry
+ *  3  FTRACE        both   place.c: reached through ftrace at the fentry site
+ *  4  ON_FUNC_ENTRY both   place.c: at a function's entry
  *  5  OPT_READY     site   optimizer.c: hits continue in the detour (hit)
  * 16  ARMED         site   arming.c: breakpoint written, or ip in a filter
  * 17  IPMODIFY      site   arming.c: in kprobe_ipmodify_ops, not the plain ops
@@ -191,7 +193,7 @@ struct kprobe_deferred {
  * 24  NO_PRE        probe  core.c: no pre_handler (hit)
  * 25  SITE_COUNTED  probe  counters.c: its hits are its site's (hit)
  * 26  UNHOOKED      probe  core.c: left the table in this batch (cleared
- *                          by counters.c when its counter is given back)
+ *                          by deferred.c when its counter is given back)
  *
  * Bits 0-5 are <linux/kprobes.h>'s, which arch code and users read.
  */
@@ -218,55 +220,6 @@ static inline bool kprobe_site_armed(const struct kprobe *site)
 	return site->flags & KPROBE_FLAG_ARMED;
 }
 
-/* An armed ftrace site: in kprobe_ipmodify_ops rather than the plain ops. */
-static inline bool kprobe_site_ipmodify(const struct kprobe *site)
-{
-	return site->flags & KPROBE_FLAG_IPMODIFY;
-}
-
-/* Leaving the table when this batch is published; no longer to be armed. */
-static inline bool kprobe_site_dying(const struct kprobe *site)
-{
-	return site->flags & KPROBE_FLAG_DYING;
-}
-
-/* Hits continue in the detour's copy: the optimizer is about to jump. */
-static inline bool kprobe_site_opt_ready(const struct kprobe *site)
-{
-	return site->flags & KPROBE_FLAG_OPT_READY;
-}
-
-/* On the optimizer's queue (optimizing_list, or the list it claimed). */
-static inline bool kprobe_site_opt_queued(const struct kprobe *site)
-{
-	return site->flags & KPROBE_FLAG_OPT_QUEUED;
-}
-
-/*
- * Armed and optimizable but for a probe inside its region.
- * kprobe_requeue_covering_sites() looks for such sites when a probe
- * goes, and only while there are any, so that removing thousands of
- * probes costs no region lookups when none waits.
- */
-static inline bool kprobe_site_opt_blocked(const struct kprobe *site)
-{
-	return site->flags & KPROBE_FLAG_OPT_BLOCKED;
-}
-
-/*
- * The optimizer wrote the site's jump at some time. Never cleared: a
- * task may have taken the jump and been preempted in the detour before
- * it called the arch's handler, which reads the site, and only an
- * RCU-tasks grace period tells when none is left there. So such a site
- * is freed after one (retired_sites in optimizer.c), whether it is still
- * optimized when its last probe goes or lost its jump before (disabled,
- * blocked, the sysctl, the enabled switch).
- */
-static inline bool kprobe_site_jumped(const struct kprobe *site)
-{
-	return site->flags & KPROBE_FLAG_JUMPED;
-}
-
 /*
  * An enabled member of an aggregate, whose hits are its site's: its own
  * counter holds its hits minus the site's count so far, and
@@ -290,15 +243,7 @@ static inline bool kprobe_probe_unhooked(const struct kprobe *p)
 
 /* ---- core.c ------------------------------------------------------------- */
 
-kprobe_opcode_t *kprobe_resolve_addr(kprobe_opcode_t *addr,
-				     const char *symbol_name,
-				     unsigned long offset,
-				     bool *on_func_entry, unsigned long *func);
-void kprobe_release_site(struct kprobe *site);
-void kprobe_forget_probed_function(void);
-bool kprobe_find_registered(struct kprobe *p, struct kprobe **site_out);
 bool kprobe_unhook(struct kprobe_batch *b, struct kprobe *p);
-int kprobe_sync_all_sites(void);
 
 /* ---- table.c: the sites by address -------------------------------------- */
 
@@ -309,6 +254,7 @@ void kprobe_table_add(struct kprobe *site);
 void kprobe_table_replace(struct kprobe *old, struct kprobe *site);
 void kprobe_site_unhash(struct kprobe *site);
 void kprobe_table_shrink(void);
+bool kprobe_find_registered(struct kprobe *p, struct kprobe **site_out);
 
 /* ---- core.c: what registering would do, for the query file ------------- */
 
@@ -392,14 +338,27 @@ struct kprobe_query_verdict {
 void kprobe_query(struct kprobe_query_verdict *v, kprobe_opcode_t *addr,
 		  const char *sym, unsigned long offset);
 
+/* ---- place.c: where a probe may go ----------------------------------------- */
+
+void kprobe_record_refusals(struct kprobe_query_verdict *v);
+kprobe_opcode_t *kprobe_target_addr(kprobe_opcode_t *addr, const char *symbol_name,
+				    unsigned long offset);
+kprobe_opcode_t *kprobe_resolve_addr(kprobe_opcode_t *addr,
+				     const char *symbol_name,
+				     unsigned long offset,
+				     bool *on_func_entry, unsigned long *func);
+void kprobe_forget_probed_function(void);
+int kprobe_check_point(struct kprobe *p, struct kprobe **site,
+		       struct module **mod);
+
 /* ---- batch.c ------------------------------------------------------------ */
 
-void kprobes_lock_text(void);
-void kprobes_unlock_text(void);
+void kprobe_release_site(struct kprobe *site);
 void kprobe_batch_begin(struct kprobe_batch *b);
 void kprobe_batch_begin_retired(struct kprobe_batch *b);
 void kprobe_batch_apply_text(struct kprobe_batch *b);
 int kprobe_batch_finish(struct kprobe_batch *b);
+int kprobe_sync_all_sites(void);
 void kprobe_batch_defer(struct kprobe_batch *b, struct kprobe_deferred *d);
 void kprobe_release_dying_sites(struct list_head *sites,
 				struct list_head *aggregates);
@@ -410,6 +369,7 @@ struct kprobe_deferred *kprobe_deferred_alloc(struct kprobe *p,
 					      void (*done)(struct kprobe_deferred *d));
 int kprobe_defer_unregister(struct kprobe_deferred *d);
 bool kprobe_deferred_pending(struct kprobe *p);
+void kprobe_release_counters(struct kprobe **kps, int num);
 
 /* ---- arming.c ----------------------------------------------------------- */
 
@@ -445,7 +405,13 @@ void kprobe_member_set_counted(struct kprobe *site, struct kprobe *m,
 			       bool counted);
 void kprobe_sync_member_counting(struct kprobe *site);
 unsigned long kprobe_hits_locked(struct kprobe *p);
-void kprobe_release_counters(struct kprobe **kps, int num);
+
+/* Free an aggregate whose arch state and detour are gone (or never were). */
+static inline void kprobe_free_aggregate(struct kprobe *site)
+{
+	kprobe_counter_free(site->nhit);
+	kfree(to_aggr(site));
+}
 
 /* ---- gone.c ------------------------------------------------------------- */
 

@@ -10,7 +10,44 @@
 
 #include "internal.h"
 
-/* How many sites are kprobe_site_opt_blocked(). Under kprobe_mutex. */
+/* Hits continue in the detour's copy: the optimizer is about to jump. */
+static bool site_opt_ready(const struct kprobe *site)
+{
+	return site->flags & KPROBE_FLAG_OPT_READY;
+}
+
+/* On the optimizer's queue (optimizing_list, or the list it claimed). */
+static bool site_opt_queued(const struct kprobe *site)
+{
+	return site->flags & KPROBE_FLAG_OPT_QUEUED;
+}
+
+/*
+ * Armed and optimizable but for a probe inside its region.
+ * kprobe_requeue_covering_sites() looks for such sites when a probe
+ * goes, and only while there are any, so that removing thousands of
+ * probes costs no region lookups when none waits.
+ */
+static bool site_opt_blocked(const struct kprobe *site)
+{
+	return site->flags & KPROBE_FLAG_OPT_BLOCKED;
+}
+
+/*
+ * The optimizer wrote the site's jump at some time. Never cleared: a
+ * task may have taken the jump and been preempted in the detour before
+ * it called the arch's handler, which reads the site, and only an
+ * RCU-tasks grace period tells when none is left there. So such a site
+ * is freed after one (retired_sites in optimizer.c), whether it is still
+ * optimized when its last probe goes or lost its jump before (disabled,
+ * blocked, the sysctl, the enabled switch).
+ */
+static bool site_jumped(const struct kprobe *site)
+{
+	return site->flags & KPROBE_FLAG_JUMPED;
+}
+
+/* How many sites are site_opt_blocked(). Under kprobe_mutex. */
 static unsigned int nr_blocked_sites;
 
 /* debug.kprobes-optimization. Under kprobe_mutex. */
@@ -99,7 +136,7 @@ NOKPROBE_SYMBOL(opt_pre_handler);
 
 static void site_set_blocked(struct kprobe *site, bool blocked)
 {
-	if (kprobe_site_opt_blocked(site) == blocked)
+	if (site_opt_blocked(site) == blocked)
 		return;
 	WRITE_ONCE(site->flags, site->flags ^ KPROBE_FLAG_OPT_BLOCKED);
 	if (blocked)
@@ -198,12 +235,12 @@ void kprobe_query_optimize(struct kprobe_query_verdict *v, struct kprobe *p)
 bool kprobe_site_listed_optimized(struct kprobe *site)
 {
 	lockdep_assert_held(&kprobe_mutex);
-	return kprobe_optimized(site) || kprobe_site_opt_queued(site);
+	return kprobe_optimized(site) || site_opt_queued(site);
 }
 
 static void optimizer_queue(struct kprobe *site)
 {
-	if (kprobe_optimized(site) || kprobe_site_opt_queued(site))
+	if (kprobe_optimized(site) || site_opt_queued(site))
 		return;
 	site->flags |= KPROBE_FLAG_OPT_QUEUED;
 	list_add_tail(&to_op(site)->list, &optimizing_list);
@@ -226,7 +263,7 @@ void kprobe_site_sync_optimized(struct kprobe_batch *b, struct kprobe *site,
 		optimizer_queue(site);
 		return;
 	}
-	if (kprobe_site_opt_queued(site))
+	if (site_opt_queued(site))
 		list_del_init(&to_op(site)->list);
 	WRITE_ONCE(site->flags, site->flags &
 		   ~(KPROBE_FLAG_OPT_QUEUED | KPROBE_FLAG_OPT_READY));
@@ -269,7 +306,7 @@ void kprobe_requeue_covering_sites(kprobe_opcode_t *addr)
 	for (k = 1; k < OPTIMIZED_SPAN && nr_blocked_sites; k++) {
 		site = get_kprobe(addr - k);
 		if (site && kprobe_is_aggr(site) &&
-		    kprobe_site_opt_blocked(site) &&
+		    site_opt_blocked(site) &&
 		    kprobe_site_check_optimizable(site, kprobe_site_armed(site)))
 			optimizer_queue(site);
 	}
@@ -330,7 +367,7 @@ static void kprobe_optimizer(struct work_struct *work)
 		list_del_init(&op->list);
 		op->kp.flags &= ~KPROBE_FLAG_OPT_QUEUED;
 		if (kprobe_site_check_optimizable(&op->kp, kprobe_site_armed(&op->kp)) &&
-		    kprobe_site_opt_ready(&op->kp)) {
+		    site_opt_ready(&op->kp)) {
 			arch_kprobe_queue_optimize(op);
 			op->kp.flags |= KPROBE_FLAG_OPTIMIZED | KPROBE_FLAG_JUMPED;
 			b.poked = true;
@@ -510,7 +547,7 @@ void kprobe_queue_retire_work(void)
  */
 bool kprobe_site_keep_retired(struct kprobe *site)
 {
-	if (!kprobe_site_jumped(site))
+	if (!site_jumped(site))
 		return false;
 	list_add_tail(&to_aggr(site)->dying, &retired_sites);
 	return true;

@@ -11,6 +11,12 @@
 #include "internal.h"
 
 /*
+ * Set by init_kprobes() (core.c): until then registration is refused,
+ * and there is no table to look anything up in.
+ */
+bool kprobes_initialized;
+
+/*
  * Sites by address, for the registration side. Changed under
  * kprobe_mutex; walked under it, or with the _rcu iterators.
  */
@@ -333,4 +339,21 @@ void kprobe_site_unhash(struct kprobe *site)
 		return;
 	hlist_del_init_rcu(&site->hlist);
 	index_remove(site);
+}
+
+/* Is @p registered, as a site or as an aggregate's member? */
+bool kprobe_find_registered(struct kprobe *p, struct kprobe **site_out)
+{
+	struct kprobe *site = get_kprobe(p->addr), *m;
+
+	*site_out = site;
+	if (!site)
+		return false;
+	if (site == p)
+		return true;
+	if (kprobe_is_aggr(site))
+		list_for_each_entry(m, &site->list, list)
+			if (m == p)
+				return true;
+	return false;
 }
