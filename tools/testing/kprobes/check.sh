@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 # Static checks of our C files: checkpatch --strict, kernel-doc, a
 # rebuild of our objects with W=1 and sparse (C=2), the global names our
-# objects define, the harness's pipes and the README's lists of files
-# and patches (check-readme.py). Prints what they say; exits
-# non-zero on a compiler or sparse warning, a kernel-doc error, a global
-# name without the prefix or defined elsewhere in the tree, or a pipe
-# that can die of SIGPIPE, or a README list that differs from the tree.
+# objects define, the harness's pipes, the layers of kernel/kprobes/
+# (check-layers.py) and the README's lists of files and patches
+# (check-readme.py). Prints what they say; exits non-zero on a compiler
+# or sparse warning, a kernel-doc error, a global name without the
+# prefix or defined elsewhere in the tree, a pipe that can die of
+# SIGPIPE, a call up between the core's files that is not listed, or a
+# README list that differs from the tree.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../../.." && pwd)
 src=$repo/.build/src
@@ -63,6 +65,12 @@ fi
 echo "== harness pipes"
 if ! python3 "$repo/tools/testing/kprobes/lint-pipes.py" \
 	$(git ls-files 'tools/testing/kprobes/*.sh' .ci/run); then
+	status=1
+fi
+
+# The core's files call only down, but for the exceptions listed there.
+echo "== layers of kernel/kprobes/"
+if ! python3 "$repo/tools/testing/kprobes/check-layers.py" "$repo/kernel/kprobes"; then
 	status=1
 fi
 
