@@ -158,9 +158,9 @@ the entry changed hands cannot return another address's site.
 Not built until the switch to the new core, later in this series.
 EOF
 
-add $core/core.c $core/gone.c
+add $core/core.c $core/place.c $core/gone.c
 commit "kprobes: a new core: the life cycle of probes" <<'EOF'
-The second part of the new core (core.c, gone.c):
+The second part of the new core (core.c, place.c, gone.c):
 
 - sites and members: a lone probe is its own site; a second probe at
   the same address makes an aggregate that takes over the first's arch
@@ -169,6 +169,11 @@ The second part of the new core (core.c, gone.c):
   every path that may change whether a site should be armed ends in
   kprobe_site_sync_armed() (arming.c, next patch), the one place that
   arms or disarms;
+- where a probe may go (place.c): a probe point resolved to the
+  instruction the probe is placed on, and every check of it that needs
+  no arch state, in the tree's order, which decides the error code; the
+  registering path and the query file (debugfs.c) ask the same
+  function, so that they cannot disagree;
 - registration in batches: register_kprobes() and unregister_kprobes()
   resolve and check every probe, queue their sites' text changes, apply
   them once and wait for one grace period for all of them, with no lock
@@ -547,7 +552,7 @@ EOF
 remove kernel/kprobes.c
 maintainers_files add kernel/kprobes/
 maintainers_files del $core/Makefile $core/internal.h $core/core.c \
-	$core/table.c $core/gone.c $core/arming.c $core/batch.c \
+	$core/table.c $core/place.c $core/gone.c $core/arming.c $core/batch.c \
 	$core/slots.c $core/blacklist.c $core/listed.c $core/counters.c \
 	$core/kretprobe.c $core/deferred.c $core/optimizer.c $core/debugfs.c
 commit "kprobes: remove the rest of the old core" <<'EOF'
