@@ -6,7 +6,8 @@
  * which decides the error code for a point that fails several. The
  * registering path and the query file both ask kprobe_check_point(), so
  * that they cannot disagree; a query has each refusal's rule recorded
- * (kprobe_refuse()). Everything here runs under kprobe_mutex.
+ * (kprobe_refuse()). The checks and the remembered function are under
+ * kprobe_mutex; resolving a name or an address takes no lock.
  */
 
 #define pr_fmt(fmt) "kprobes: " fmt
@@ -18,8 +19,8 @@
 /*
  * The verdict kprobe_query() is filling, where kprobe_refuse() records
  * the rule that said no. Valid only while the query holds kprobe_mutex:
- * kprobe_query() sets it after taking the mutex and clears it before
- * dropping it, so it is NULL whenever anyone else holds the mutex, and
+ * kprobe_query() sets it (kprobe_record_refusals()) after taking the
+ * mutex and clears it before dropping it, so it is NULL whenever anyone else holds the mutex, and
  * a refusal while registering records nothing. Its readers assert the
  * mutex with lockdep. A pointer here rather than an argument, because
  * the refusals are deep in the arch's checks, whose signatures are the
