@@ -93,7 +93,8 @@ if [ "$mode" != run ]; then
 	mkdir -p "$root"/{proc,sys,dev,lib/modules/kprobes}
 	# /init: the selftests program, which as PID 1 loads the KUnit suites,
 	# runs the selftests and powers off.
-	"${cross}gcc" -static -O2 -Wall -o "$root/init" "$t/guest-progs/kprobes_selftests.c"
+	"${cross}gcc" -static -O2 -Wall -pthread -o "$root/init" \
+		"$t/guest-progs/kprobes_selftests.c" "$t/guest-progs/kprobe_pmu.c"
 	cp "$obj"/samples/kprobes/*.ko "$obj/lib/test_kprobes.ko" "$uk/test_kprobes_upstream.ko" \
 		"$cm"/*.ko "$root/lib/modules/kprobes/"
 	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$build/initramfs-$arch.cpio.gz"

@@ -38,15 +38,18 @@ esac
 # (make bench's clients run) for the bench ones.
 names=()
 case $mode in
-'')      names=(kprobe_pmu textpoke kprobes_selftests) ;;
+'')      names=(textpoke kprobes_selftests) ;;
 --bench) names=(kprobe_clients) ;;
 esac
 progs=()
 for name in "${names[@]}"; do
 	prog=$repo/.build/$name
-	if [ ! -x "$prog" ] || [ "$t/guest-progs/$name.c" -nt "$prog" ]; then
+	srcs=("$t/guest-progs/$name.c")
+	# The selftests run perf and BPF through kprobe_pmu.c, linked in.
+	[ "$name" = kprobes_selftests ] && srcs+=("$t/guest-progs/kprobe_pmu.c")
+	if [ ! -x "$prog" ] || [ -n "$(find "${srcs[@]}" -newer "$prog")" ]; then
 		echo "  CC      .build/$name (static, for the guest)"
-		gcc -static -O2 -Wall -pthread -o "$prog" "$t/guest-progs/$name.c"
+		gcc -static -O2 -Wall -pthread -o "$prog" "${srcs[@]}"
 	fi
 	progs+=("$prog")
 done

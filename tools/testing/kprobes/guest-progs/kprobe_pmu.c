@@ -1,23 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kprobe_pmu: check the perf kprobe PMU and BPF kprobe programs against
- * our kprobes, from user space, the way perf and libbpf use them.
+ * The perf kprobe PMU and BPF kprobe programs against our kprobes, from
+ * user space, the way perf and libbpf use them. Linked into
+ * kprobes_selftests, whose perf and BPF selftests run it in a child
+ * (on every architecture), and which runs it as a command too:
  *
- * FUNC may be SYMBOL+OFFSET.
+ *   kprobes_selftests pmu count FUNC [ret]
+ *        count this process's hits of FUNC's entry (or return) while it
+ *        forks 5 times
+ *   kprobes_selftests pmu bpf FUNC [ret]
+ *        attach a BPF program that counts hits in an array map, fork 5
+ *        times, read the map
+ *   kprobes_selftests pmu churn FUNC ROUNDS
+ *        two threads each open an event on FUNC (entry and return in
+ *        turn, at an entry), attach the BPF program, and close it ROUNDS
+ *        times, while two others call getppid() without pause: events
+ *        closed while their handlers and programs run on other CPUs
  *
- *   kprobe_pmu count FUNC [ret]  count this process's hits of FUNC's
- *                                entry (or return) while it forks 5 times
- *   kprobe_pmu bpf FUNC [ret]    attach a BPF program that counts hits in
- *                                an array map, fork 5 times, read the map
- *   kprobe_pmu churn FUNC ROUNDS two threads each open an event on FUNC
- *                                (entry and return in turn, at an entry),
- *                                attach the
- *                                BPF program, and close it ROUNDS times,
- *                                while two others call getppid() without
- *                                pause: events closed while their
- *                                handlers and programs run on other CPUs
- *
- * Exits 0 when at least 5 hits were seen.
+ * FUNC may be SYMBOL+OFFSET. Each exits 0 when at least 5 hits were seen.
  */
 #define _GNU_SOURCE
 #include <linux/bpf.h>
@@ -265,9 +265,11 @@ static int churn(const char *func, int rounds, uint64_t *hits)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* The command above, argv[0] being "pmu": 0, 1 (too few hits, or an error) or 2. */
+int kprobe_pmu_main(int argc, char **argv)
 {
 	uint64_t hits = 0;
+	char func[128];
 	int fd, ret;
 
 	if (argc < 3) {
@@ -284,7 +286,8 @@ int main(int argc, char **argv)
 		return hits >= FORKS ? 0 : 1;
 	}
 	ret = argc > 3 && !strcmp(argv[3], "ret");
-	fd = open_kprobe_event(argv[2], ret);
+	snprintf(func, sizeof(func), "%s", argv[2]);
+	fd = open_kprobe_event(func, ret);
 	if (fd < 0)
 		return 1;
 

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <pthread.h>
 #include <sys/klog.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
@@ -936,6 +937,199 @@ static int t_revive(void)
 	return ok && !contains(D "/list", "kprobe_callee");
 }
 
+/* ---- perf and BPF, as perf and libbpf use them (kprobe_pmu.c) ------------ */
+
+int kprobe_pmu_main(int argc, char **argv);
+
+#define NO_PMU "this kernel has no perf kprobe PMU"
+#define NO_BPF "this kernel has no bpf() (CONFIG_BPF_SYSCALL)"
+
+static int have_pmu(void)
+{
+	return !access("/sys/bus/event_source/devices/kprobe/type", F_OK);
+}
+
+static int have_bpf(void)
+{
+	return syscall(__NR_bpf, -1, NULL, 0) < 0 && errno != ENOSYS;
+}
+
+/*
+ * Run "pmu ARGS..." (kprobe_pmu.c) in a child, its output printed as
+ * notes (with @quiet, only when it failed): 1 when it exited 0, having
+ * seen enough hits. A child, because its threads and a crash must not
+ * take PID 1 with them.
+ */
+static int run_pmu(int quiet, const char *mode, const char *func, const char *arg)
+{
+	char *argv[] = { "pmu", (char *)mode, (char *)func, (char *)arg, NULL };
+	char line[512], kept[4][512];
+	int fds[2], status, nr = 0, ok, i;
+	FILE *out;
+	pid_t pid;
+
+	if (pipe(fds))
+		return 0;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return 0;
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		dup2(fds[1], 2);
+		close(fds[0]);
+		close(fds[1]);
+		setvbuf(stdout, NULL, _IOLBF, 0);
+		_exit(kprobe_pmu_main(arg ? 4 : 3, argv));
+	}
+	close(fds[1]);
+	out = fdopen(fds[0], "r");
+	while (out && fgets(line, sizeof(line), out)) {
+		line[strcspn(line, "\n")] = 0;
+		if (!quiet)
+			note("%s", line);
+		else if (nr < 4)
+			strcpy(kept[nr++], line);
+	}
+	if (out)
+		fclose(out);
+	ok = waitpid(pid, &status, 0) == pid && WIFEXITED(status) && !WEXITSTATUS(status);
+	for (i = 0; !ok && i < nr; i++)
+		note("%s", kept[i]);
+	return ok;
+}
+
+static int pmu(const char *mode, const char *func, const char *arg)
+{
+	return run_pmu(0, mode, func, arg);
+}
+
+/* The query file's verdict on @point, in @buf; 0 when it gave none. */
+static int query(const char *point, char *buf, size_t size)
+{
+	char line[160];
+	ssize_t n;
+	int fd;
+
+	snprintf(line, sizeof(line), "%s\n", point);
+	fd = open(D "/query", O_RDWR);
+	if (fd < 0)
+		return 0;
+	if (write(fd, line, strlen(line)) < 0) {
+		close(fd);
+		return 0;
+	}
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	return 1;
+}
+
+/*
+ * @func+N for the first N past its entry where a probe takes a trap
+ * (the breakpoint path, or a jump once optimized), in @buf; NULL when
+ * a probe at the entry takes a trap already (no ftrace site: the
+ * entry's tests cover that path) or no such point is in its first 40
+ * bytes.
+ */
+static const char *past_ftrace_site(const char *func, char *buf, size_t size)
+{
+	char verdict[1024];
+	unsigned long off;
+
+	if (!query(func, verdict, sizeof(verdict)) || !strstr(verdict, "ftrace: yes\n"))
+		return NULL;
+	for (off = 1; off <= 40; off++) {
+		snprintf(buf, size, "%s+%lu", func, off);
+		if (query(buf, verdict, sizeof(verdict)) &&
+		    strstr(verdict, "probe: yes\n") && strstr(verdict, "ftrace: no\n"))
+			return buf;
+	}
+	return NULL;
+}
+
+/* getppid()'s syscall function, which the churn's threads call. */
+static const char *getppid_function(void)
+{
+	static const char *const names[] = {
+		"__x64_sys_getppid", "__arm64_sys_getppid", "__riscv_sys_getppid",
+		"sys_getppid",
+	};
+	char *s = slurp("/proc/kallsyms"), *line;
+	unsigned long a;
+	char type, name[128];
+	unsigned int i;
+
+	for (i = 0; s && i < sizeof(names) / sizeof(names[0]); i++) {
+		char *copy = strdup(s);
+
+		for (line = strtok(copy, "\n"); line; line = strtok(NULL, "\n"))
+			if (sscanf(line, "%lx %c %127s", &a, &type, name) == 3 &&
+			    !strcmp(name, names[i])) {
+				free(copy);
+				return names[i];
+			}
+		free(copy);
+	}
+	return NULL;
+}
+
+/* A perf kprobe event (or kretprobe, @ret) at @func counts this task's hits. */
+static int t_perf_counts(const char *func, int ret)
+{
+	if (!have_pmu())
+		return skip(NO_PMU);
+	return pmu("count", func, ret ? "ret" : NULL);
+}
+
+/* The same with a BPF program counting the hits in a map. */
+static int t_bpf_runs(const char *func, int ret)
+{
+	if (!have_pmu())
+		return skip(NO_PMU);
+	if (!have_bpf())
+		return skip(NO_BPF);
+	return pmu("bpf", func, ret ? "ret" : NULL);
+}
+
+/* Past kernel_clone's ftrace site: the breakpoint path, through perf. */
+static int t_perf_trap_path(void)
+{
+	char point[160];
+
+	if (!have_pmu())
+		return skip(NO_PMU);
+	if (!past_ftrace_site("kernel_clone", point, sizeof(point)))
+		return skip("kernel_clone's entry takes a trap here already");
+	return pmu("count", point, NULL);
+}
+
+/*
+ * Events with a BPF program closed while their handlers and programs
+ * run on the other CPU, at getppid()'s entry or (@past_entry) past its
+ * ftrace site. KASAN and lockdep watch.
+ */
+static int t_perf_churn(int past_entry)
+{
+	const char *func = getppid_function();
+	char point[160];
+
+	if (!have_pmu())
+		return skip(NO_PMU);
+	if (!have_bpf())
+		return skip(NO_BPF);
+	if (!func)
+		return step(0, "no getppid() syscall function in kallsyms");
+	if (past_entry) {
+		if (!past_ftrace_site(func, point, sizeof(point)))
+			return skip("getppid()'s entry takes a trap here already");
+		func = point;
+	}
+	return pmu("churn", func, "40");
+}
+
 #ifdef __aarch64__
 /*
  * An optimized probe in a module's body when the module goes (arm64:
@@ -1000,33 +1194,127 @@ static long storm_param(const char *name)
 }
 
 /*
+ * The clients user space has beside the storm (guest/storm's on x86-64),
+ * each a thread looping until the storm is over: kprobe events created,
+ * enabled, disabled and deleted (entry and return, kernel and module
+ * functions); perf kprobe events with a BPF program opened on the
+ * stormed storm_entry_fn and closed while it fires (pmu churn, in a
+ * child); the debugfs files read. No module is loaded under a probe
+ * here: kprobe_target is x86 code.
+ */
+static volatile int storm_over;
+static long storm_rounds[4], storm_churn_failed;
+
+static void *storm_events(void *arg __attribute__((unused)))
+{
+	static const char *const lines[] = {
+		"p:storm/clone kernel_clone\n", "r:storm/read vfs_read ret=$retval\n",
+		"p:storm/entry kprobe_storm:storm_entry_fn\n",
+		"r:storm/entryret kprobe_storm:storm_entry_fn\n",
+	};
+	unsigned int i;
+
+	while (!storm_over) {
+		for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+			put(T "/kprobe_events", lines[i], 1);
+		put(T "/events/storm/enable", "1", 0);
+		put(T "/events/storm/enable", "0", 0);
+		put(T "/events/storm/entry/enable", "1", 0);
+		put(T "/kprobe_events", "-:storm/clone\n", 1);
+		put(T "/kprobe_events", "-:storm/read\n", 1);
+		put(T "/events/storm/entry/enable", "0", 0);
+		put(T "/kprobe_events", "-:storm/entry\n", 1);
+		put(T "/kprobe_events", "-:storm/entryret\n", 1);
+		storm_rounds[0]++;
+	}
+	return NULL;
+}
+
+static void *storm_churn(void *arg __attribute__((unused)))
+{
+	while (!storm_over) {
+		if (run_pmu(1, "churn", "storm_entry_fn", "5"))
+			storm_rounds[1]++;
+		else
+			storm_churn_failed++;
+	}
+	return NULL;
+}
+
+/* Read @path to its end (slurp()'s buffer is not the threads' to share). */
+static void read_through(const char *path)
+{
+	char buf[4096];
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return;
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	close(fd);
+}
+
+static void *storm_reader(void *arg)
+{
+	long *rounds = arg;
+
+	while (!storm_over) {
+		read_through(D "/stats");
+		read_through(D "/blacklist");
+		read_through(T "/kprobe_profile");
+		read_through(D "/list");
+		(*rounds)++;
+	}
+	return NULL;
+}
+
+/*
  * arm64's share of make storm (modules/kprobe_storm.c): for STORM_SECS
  * seconds, callers run the module's A64 targets and hot kernel functions
  * on both vCPUs, preempted anywhere, while registrars register,
  * unregister, enable and disable kprobes and kretprobes at every
  * offset, one of them optimizing probes and then taking them away under
- * the callers, and a switcher flips debug.kprobes-optimization (the
- * enabled file needs a shell, which this guest has not). Every
- * registration must succeed, every sentinel see every call, and the
- * text be as before; the console checks catch the rest.
+ * the callers, and a switcher flips debug.kprobes-optimization; beside
+ * them the clients above. Every registration must succeed, every
+ * sentinel see every call, the text be as before, every churn of perf
+ * events succeed; the console checks catch the rest.
  */
 static int t_storm(void)
 {
+	int churn = have_events && have_pmu() && have_bpf();
+	pthread_t threads[4];
+	int nr = 0, i, ok;
 	long reg, cnt, txt;
-	int ok;
 
 	if (!have_modules)
 		return skip(NO_MODULES);
 	if (insmod("kprobe_storm", ""))
 		return 0;
-	ok = step(!put(STORM_PARAM "prepare", "1", 0), "prepare") &&
-	     step(!put(STORM_PARAM "run", STORM_SECS, 0), "run") &&
-	     step(!put(STORM_PARAM "check", "1", 0), "check");
+	ok = step(!put(STORM_PARAM "prepare", "1", 0), "prepare");
+	storm_over = 0;
+	if (have_events && !pthread_create(&threads[nr], NULL, storm_events, NULL))
+		nr++;
+	if (churn && !pthread_create(&threads[nr], NULL, storm_churn, NULL))
+		nr++;
+	for (i = 2; i < 4; i++)
+		if (!pthread_create(&threads[nr], NULL, storm_reader, &storm_rounds[i]))
+			nr++;
+	ok &= step(!put(STORM_PARAM "run", STORM_SECS, 0), "run");
+	storm_over = 1;
+	for (i = 0; i < nr; i++)
+		pthread_join(threads[i], NULL);
+	put(T "/kprobe_events", "", 0);
+	ok &= step(!put(STORM_PARAM "check", "1", 0), "check");
 	reg = storm_param("reg_errors");
 	cnt = storm_param("count_errors");
 	txt = storm_param("text_errors");
 	note("storm of %s s: %ld registration, %ld count, %ld text errors", STORM_SECS,
 	     reg, cnt, txt);
+	note("clients: %ld kprobe_events rounds (4 events), %ld perf churns of 10 events "
+	     "(%ld failed), %ld debugfs reads of 4 files", storm_rounds[0], storm_rounds[1],
+	     storm_churn_failed, storm_rounds[2] + storm_rounds[3]);
+	if (churn)
+		ok &= step(storm_rounds[1] > 0 && !storm_churn_failed, "every perf churn");
 	ok &= !rmmod("kprobe_storm");
 	return ok && !reg && !cnt && !txt;
 }
@@ -1198,6 +1486,13 @@ static void selftests(void)
 	report("gone_site_revived", t_revive());
 	report("optimized_probe_event", t_optimized());
 	report("uprobe_stepped_and_simulated", t_uprobe());
+	report("perf_kprobe_pmu_counts", t_perf_counts("kernel_clone", 0));
+	report("perf_kretprobe_pmu_counts", t_perf_counts("kernel_clone", 1));
+	report("bpf_kprobe_program_runs", t_bpf_runs("kernel_clone", 0));
+	report("bpf_kretprobe_program_runs", t_bpf_runs("kernel_clone", 1));
+	report("perf_kprobe_pmu_breakpoint_path", t_perf_trap_path());
+	report("perf_events_closed_while_running", t_perf_churn(0));
+	report("perf_events_closed_while_running_breakpoint", t_perf_churn(1));
 #ifdef __aarch64__
 	report("entry_probe_at_symbol", t_entry_at_symbol());
 	report("optimized_module_body_gone", t_optimized_body_gone());
@@ -1263,10 +1558,13 @@ static void mounts(void)
 	mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	char *s;
 
+	/* kprobes_selftests pmu ...: kprobe_pmu.c's command (not as PID 1). */
+	if (getpid() != 1 && argc > 1 && !strcmp(argv[1], "pmu"))
+		return kprobe_pmu_main(argc - 1, argv + 1);
 	if (getpid() != 1) {
 		/* Called by run-tests: the selftests alone. */
 		setvbuf(stdout, NULL, _IOLBF, 0);
