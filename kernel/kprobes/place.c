@@ -75,7 +75,7 @@ kprobe_opcode_t * __weak arch_adjust_kprobe_addr(unsigned long addr,
 
 /* The address a probe asks for: .addr, or .symbol_name's, plus .offset. */
 kprobe_opcode_t *kprobe_target_addr(kprobe_opcode_t *addr, const char *symbol_name,
-					   unsigned long offset)
+				    unsigned long offset)
 {
 	if (!!addr == !!symbol_name)
 		return ERR_PTR(-EINVAL);
