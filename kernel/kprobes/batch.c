@@ -5,8 +5,10 @@
  * optimizer.c queue breakpoint and jump writes and ftrace filter changes
  * into it, and kprobe_batch_finish() applies them, takes the sites that
  * left out of the table, waits for one RCU grace period for all of them
- * with no lock held, and frees them; kprobe_batch_defer() leaves the
- * waiting and the freeing to deferred.c.
+ * with no lock held, and frees them (kprobe_release_site());
+ * kprobe_batch_defer() leaves the waiting and the freeing to deferred.c.
+ * kprobe_sync_all_sites() is the batch that brings every site in line
+ * with the global switches.
  */
 
 #define pr_fmt(fmt) "kprobes: " fmt

@@ -63,8 +63,9 @@ bool kprobe_deferred_pending(struct kprobe *p)
  * The hit counters of those of @kps that a batch took out of the table,
  * given back once its grace period is over: no CPU counts into them
  * any more, so they may be handed out again at once. A probe waiting
- * for its deferred release keeps its own until then (deferred.c), also
- * when it is handed to unregister or register meanwhile.
+ * for its deferred release keeps its own until then (deferred_let_go()),
+ * also when it is handed to unregister or register meanwhile.
+ * kprobe_mutex held.
  */
 void kprobe_release_counters(struct kprobe **kps, int num)
 {
