@@ -972,15 +972,20 @@ static int run_pmu(int quiet, const char *mode, const char *func, const char *ar
 		return 0;
 	fflush(stdout);
 	pid = fork();
-	if (pid < 0)
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
 		return 0;
+	}
 	if (pid == 0) {
 		dup2(fds[1], 1);
 		dup2(fds[1], 2);
 		close(fds[0]);
 		close(fds[1]);
 		setvbuf(stdout, NULL, _IOLBF, 0);
-		_exit(kprobe_pmu_main(arg ? 4 : 3, argv));
+		ok = kprobe_pmu_main(arg ? 4 : 3, argv);
+		fflush(NULL);
+		_exit(ok);
 	}
 	close(fds[1]);
 	out = fdopen(fds[0], "r");
