@@ -662,8 +662,8 @@ static int callee_calls(int n)
 	return !put(CALLEE_PARAM "calls", buf, 0);
 }
 
-/* Its address in kallsyms, 0 when not found. */
-static unsigned long callee_addr(void)
+/* @sym's address in kallsyms, 0 when not found. */
+static unsigned long kallsyms_addr(const char *sym)
 {
 	char *s = slurp("/proc/kallsyms"), *line;
 	unsigned long a;
@@ -671,9 +671,14 @@ static unsigned long callee_addr(void)
 
 	for (line = s ? strtok(s, "\n") : NULL; line; line = strtok(NULL, "\n"))
 		if (sscanf(line, "%lx %c %127s", &a, &type, name) == 3 &&
-		    !strcmp(name, "kprobe_callee_fn"))
+		    !strcmp(name, sym))
 			return a;
 	return 0;
+}
+
+static unsigned long callee_addr(void)
+{
+	return kallsyms_addr("kprobe_callee_fn");
 }
 
 /* Is the probe on kprobe_callee_fn an ftrace site (x86-64)? */
@@ -1062,22 +1067,11 @@ static const char *getppid_function(void)
 		"__x64_sys_getppid", "__arm64_sys_getppid", "__riscv_sys_getppid",
 		"sys_getppid",
 	};
-	char *s = slurp("/proc/kallsyms"), *line;
-	unsigned long a;
-	char type, name[128];
 	unsigned int i;
 
-	for (i = 0; s && i < sizeof(names) / sizeof(names[0]); i++) {
-		char *copy = strdup(s);
-
-		for (line = strtok(copy, "\n"); line; line = strtok(NULL, "\n"))
-			if (sscanf(line, "%lx %c %127s", &a, &type, name) == 3 &&
-			    !strcmp(name, names[i])) {
-				free(copy);
-				return names[i];
-			}
-		free(copy);
-	}
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (kallsyms_addr(names[i]))
+			return names[i];
 	return NULL;
 }
 
