@@ -141,7 +141,6 @@ void kprobe_release_dying_sites(struct list_head *sites, struct list_head *aggre
 			kprobe_release_site(aggr_site(agg));
 	}
 	kprobe_counter_trim();
-	kprobe_queue_retire_work();
 }
 
 /*
@@ -227,8 +226,6 @@ void kprobe_batch_defer(struct kprobe_batch *b, struct kprobe_deferred *d)
 	list_splice_tail_init(&b->free_aggregates, &d->dying_aggregates);
 	/* After the unhooking, so a grace period that ends covers it. */
 	d->rcu_cookie = start_poll_synchronize_rcu();
-	/* An optimized site that retires: its text is written back now. */
-	kprobe_queue_retire_work();
 }
 
 /* Bring every site in line with the current switches; kprobe_mutex held. */

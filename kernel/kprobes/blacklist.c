@@ -109,7 +109,7 @@ static bool in_boot_ranges(unsigned long addr)
 }
 
 /* Is @addr in one of the blacklisted ranges? */
-bool kprobe_in_blacklisted_range(unsigned long addr)
+static bool in_blacklisted_range(unsigned long addr)
 {
 	struct kprobe_blacklist_entry *ent;
 
@@ -152,12 +152,33 @@ static unsigned long piece_origin(const char *name, const char *modname)
 }
 
 /* Is @addr, in the symbol @name of @modname, a piece of a blacklisted function? */
-bool kprobe_blacklisted_piece(unsigned long addr, const char *name,
+static bool blacklisted_piece(unsigned long addr, const char *name,
 			      const char *modname)
 {
 	unsigned long whole = piece_origin(name, modname);
 
-	return whole && whole != addr && kprobe_in_blacklisted_range(whole);
+	return whole && whole != addr && in_blacklisted_range(whole);
+}
+
+/**
+ * kprobe_blacklisted() - does the blacklist refuse @addr, and why?
+ * @addr: a kernel text address
+ * @name: the symbol that holds @addr
+ * @modname: its module's name, or NULL for vmlinux
+ *
+ * Return: KPROBE_BLACKLISTED when a blacklisted range holds @addr,
+ * KPROBE_BLACKLISTED_PIECE when @name is a piece the compiler split
+ * off a blacklisted function (foo.cold, foo.isra.0, ...), else
+ * KPROBE_NOT_BLACKLISTED.
+ */
+enum kprobe_blacklisted kprobe_blacklisted(unsigned long addr, const char *name,
+					   const char *modname)
+{
+	if (in_blacklisted_range(addr))
+		return KPROBE_BLACKLISTED;
+	if (blacklisted_piece(addr, name, modname))
+		return KPROBE_BLACKLISTED_PIECE;
+	return KPROBE_NOT_BLACKLISTED;
 }
 
 /**
@@ -172,11 +193,11 @@ bool within_kprobe_blacklist(unsigned long addr)
 	char name[KSYM_NAME_LEN];
 	char *modname = NULL;
 
-	if (kprobe_in_blacklisted_range(addr))
+	if (in_blacklisted_range(addr))
 		return true;
 	if (!kallsyms_lookup(addr, NULL, NULL, &modname, name))
 		return false;
-	return kprobe_blacklisted_piece(addr, name, modname);
+	return blacklisted_piece(addr, name, modname);
 }
 EXPORT_SYMBOL_GPL(within_kprobe_blacklist);
 
@@ -238,7 +259,7 @@ static void kprobe_blacklist_symbols(unsigned long *start, unsigned long *end)
 	}
 }
 
-int __init kprobe_populate_blacklist(void)
+static int __init kprobe_populate_blacklist(void)
 {
 	int ret;
 
@@ -251,9 +272,13 @@ int __init kprobe_populate_blacklist(void)
 				  (unsigned long)__noinstr_text_end);
 
 	ret = arch_populate_kprobe_blacklist();
+	if (ret)
+		pr_err("blacklist incomplete: %d\n", ret);
 	index_boot_entries();
 	return ret;
 }
+/* Before init_kprobes() opens registration (core.o links after us). */
+early_initcall(kprobe_populate_blacklist);
 
 #ifdef CONFIG_MODULES
 /* A going module's memory: drop the entries that start in [start, end). */
@@ -264,7 +289,7 @@ static void blacklist_drop_entries_in(unsigned long start, unsigned long end)
 	list_for_each_entry_safe(ent, tmp, &kprobe_blacklist, list) {
 		if (ent->start_addr - start >= end - start)
 			continue;
-		/* kprobe_in_blacklisted_range() reads it under RCU. */
+		/* in_blacklisted_range() reads it under RCU. */
 		list_del_rcu(&ent->list);
 		kfree_rcu(ent, rcu);
 	}

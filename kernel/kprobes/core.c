@@ -129,6 +129,9 @@
 /* Every registration-side change; see "Locking" above. */
 DEFINE_MUTEX(kprobe_mutex);
 
+/* Set by init_kprobes(): until then registration is refused. */
+static bool kprobes_initialized;
+
 #ifdef CONFIG_LOCKDEP
 /**
  * kprobe_assert_mutex_held() - warn unless the caller holds kprobe_mutex
@@ -158,7 +161,7 @@ EXPORT_PER_CPU_SYMBOL_GPL(current_kprobe);
 static noinline void uncount_members_after(struct kprobe *site, struct kprobe *p)
 {
 	list_for_each_entry_continue_rcu(p, &site->list, list)
-		if (kprobe_member_site_counted(p))
+		if (p->flags & KPROBE_FLAG_SITE_COUNTED)
 			this_cpu_dec(*p->nhit);
 }
 NOKPROBE_SYMBOL(uncount_members_after);
@@ -417,6 +420,16 @@ unlock:
 
 /* ---- registering -------------------------------------------------------- */
 
+/*
+ * Taken out of the table in this batch: its hit counter is given back
+ * once the batch's grace period is over (kprobe_release_counters()),
+ * since the hit path may be counting until then.
+ */
+static bool probe_unhooked(const struct kprobe *p)
+{
+	return p->flags & KPROBE_FLAG_UNHOOKED;
+}
+
 static void remove_probe(struct kprobe_batch *b, struct kprobe *p, struct kprobe *site);
 
 static struct kprobe *alloc_aggregate(void)
@@ -455,7 +468,7 @@ static struct kprobe *make_aggregate(struct kprobe *lone, struct kprobe *ag)
 	ag->post_handler = lone->post_handler ? kprobe_aggr_post_handler : NULL;
 	INIT_LIST_HEAD(&ag->list);
 	list_add(&lone->list, &ag->list);
-	kprobe_member_set_counted(ag, lone, !kprobe_disabled(lone));
+	kprobe_sync_member_counting(ag);
 	kprobe_table_replace(lone, ag);
 	return ag;
 }
@@ -675,7 +688,7 @@ static int add_probe(struct kprobe_batch *b, struct kprobe *p)
 	if (ret)
 		remove_probe(b, p, site);
 out:
-	if (ret && !kprobe_probe_unhooked(p)) {
+	if (ret && !probe_unhooked(p)) {
 		/* Never published: no CPU can be counting into it. */
 		kprobe_counter_free(p->nhit);
 		p->nhit = NULL;
@@ -803,12 +816,12 @@ bool kprobe_unhook(struct kprobe_batch *b, struct kprobe *p)
 
 	lockdep_assert_held(&kprobe_mutex);
 	if (p->addr && kprobe_find_registered(p, &site)) {
-		if (kprobe_probe_unhooked(p))
+		if (probe_unhooked(p))
 			return false;
 		remove_probe(b, p, site);
 		return true;
 	}
-	if (!kprobe_probe_unhooked(p) || !kprobe_counter_in_use(p->nhit)) {
+	if (!probe_unhooked(p) || !kprobe_counter_in_use(p->nhit)) {
 		p->flags &= ~KPROBE_FLAG_UNHOOKED;
 		p->addr = NULL;
 	}
@@ -960,23 +973,20 @@ static struct notifier_block kprobe_die_nb = {
 	.notifier_call = kprobe_exceptions_notify,
 };
 
+/*
+ * Registration opens here. The other files' early initcalls (the
+ * blacklist, the instruction slots, the module notifier) ran before
+ * this one: core.o comes after them in the Makefile.
+ */
 static int __init init_kprobes(void)
 {
 	int ret;
-
-	ret = kprobe_populate_blacklist();
-	if (ret)
-		pr_err("blacklist incomplete: %d\n", ret);
-	kretprobe_populate_blacklist();
-	kprobe_optinsn_slots_init();
 
 	/* arch_init_kprobes() may register probes (a trampoline's). */
 	kprobes_initialized = true;
 	ret = arch_init_kprobes();
 	if (!ret)
 		ret = register_die_notifier(&kprobe_die_nb);
-	if (!ret)
-		ret = kprobe_module_notifier_init();
 	kprobes_initialized = !ret;
 	return ret;
 }

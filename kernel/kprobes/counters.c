@@ -212,17 +212,27 @@ static unsigned long sum_hit_counter(unsigned long __percpu *counter)
 }
 
 /*
+ * An enabled member of an aggregate, whose hits are its site's: its own
+ * counter holds its hits minus the site's count so far, and
+ * kprobe_hits() adds the two. Cleared without folding the count when the
+ * probe is unregistered, since its count goes with it.
+ */
+static bool member_site_counted(const struct kprobe *p)
+{
+	return p->flags & KPROBE_FLAG_SITE_COUNTED;
+}
+
+/*
  * Start or stop counting member @m's hits by its site's counter; see
  * KPROBE_FLAG_SITE_COUNTED. A hit racing with the switch may be counted
  * or not: these are statistics, and the hit path takes no lock.
  */
-void kprobe_member_set_counted(struct kprobe *site, struct kprobe *m,
-			       bool counted)
+static void member_set_counted(struct kprobe *site, struct kprobe *m, bool counted)
 {
 	unsigned long site_hits;
 
 	lockdep_assert_held(&kprobe_mutex);
-	if (kprobe_member_site_counted(m) == counted)
+	if (member_site_counted(m) == counted)
 		return;
 	site_hits = sum_hit_counter(site->nhit);
 	if (counted) {
@@ -244,7 +254,7 @@ void kprobe_sync_member_counting(struct kprobe *site)
 
 	lockdep_assert_held(&kprobe_mutex);
 	list_for_each_entry(m, &site->list, list)
-		kprobe_member_set_counted(site, m, !kprobe_disabled(m));
+		member_set_counted(site, m, !kprobe_disabled(m));
 }
 
 /*
@@ -260,7 +270,7 @@ unsigned long kprobe_hits_locked(struct kprobe *p)
 	if (!p->nhit)
 		return 0;
 	hits = sum_hit_counter(p->nhit);
-	if (kprobe_member_site_counted(p) && kprobe_find_registered(p, &site))
+	if (member_site_counted(p) && kprobe_find_registered(p, &site))
 		hits += sum_hit_counter(site->nhit);
 	return hits;
 }

@@ -72,7 +72,7 @@ void kprobe_release_counters(struct kprobe **kps, int num)
 	int i;
 
 	for (i = 0; i < num; i++) {
-		if (!kps[i] || !kprobe_probe_unhooked(kps[i]) ||
+		if (!kps[i] || !(kps[i]->flags & KPROBE_FLAG_UNHOOKED) ||
 		    kprobe_deferred_pending(kps[i]))
 			continue;
 		kprobe_counter_free(kps[i]->nhit);

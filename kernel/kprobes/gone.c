@@ -177,16 +177,13 @@ static struct notifier_block kprobes_module_nb = {
 	.priority = 0,
 };
 
-int __init kprobe_module_notifier_init(void)
+/* Before init_kprobes() opens registration (core.o links after us). */
+static int __init kprobe_module_notifier_init(void)
 {
 	return register_module_notifier(&kprobes_module_nb);
 }
+early_initcall(kprobe_module_notifier_init);
 #else
-int __init kprobe_module_notifier_init(void)
-{
-	return 0;
-}
-
 static bool module_text_heard_of(unsigned long addr)
 {
 	return false;

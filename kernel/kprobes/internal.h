@@ -61,7 +61,6 @@ static inline int order_ulong(unsigned long x, unsigned long y)
 
 extern struct mutex kprobe_mutex;
 extern bool kprobes_all_disarmed;		/* arming.c */
-extern bool kprobes_initialized;		/* table.c */
 extern struct list_head kprobe_blacklist;	/* blacklist.c */
 
 /* ---- core.c: aggregate sites -------------------------------------------- */
@@ -220,27 +219,6 @@ static inline bool kprobe_site_armed(const struct kprobe *site)
 	return site->flags & KPROBE_FLAG_ARMED;
 }
 
-/*
- * An enabled member of an aggregate, whose hits are its site's: its own
- * counter holds its hits minus the site's count so far, and
- * kprobe_hits() adds the two. Cleared without folding the count when the
- * probe is unregistered, since its count goes with it.
- */
-static nokprobe_inline bool kprobe_member_site_counted(const struct kprobe *p)
-{
-	return p->flags & KPROBE_FLAG_SITE_COUNTED;
-}
-
-/*
- * Taken out of the table in this batch: its hit counter is given back
- * once the batch's grace period is over (kprobe_release_counters()),
- * since the hit path may be counting until then.
- */
-static inline bool kprobe_probe_unhooked(const struct kprobe *p)
-{
-	return p->flags & KPROBE_FLAG_UNHOOKED;
-}
-
 /* ---- core.c ------------------------------------------------------------- */
 
 bool kprobe_unhook(struct kprobe_batch *b, struct kprobe *p);
@@ -378,17 +356,23 @@ int kprobe_ftrace_changes_apply(void);
 int kprobe_site_sync_armed(struct kprobe_batch *b, struct kprobe *site);
 void kprobe_ftrace_flush_stale(void);
 
-/* ---- slots.c ------------------------------------------------------------ */
-
-void __init kprobe_optinsn_slots_init(void);
-
 /* ---- blacklist.c -------------------------------------------------------- */
 
 struct kprobe_blacklist_entry *kprobe_blacklist_entry_of(unsigned long addr);
-bool kprobe_in_blacklisted_range(unsigned long addr);
-bool kprobe_blacklisted_piece(unsigned long addr, const char *name,
-			      const char *modname);
-int __init kprobe_populate_blacklist(void);
+/**
+ * enum kprobe_blacklisted - why the blacklist refuses an address
+ * @KPROBE_NOT_BLACKLISTED: it does not
+ * @KPROBE_BLACKLISTED: a blacklisted range holds it
+ * @KPROBE_BLACKLISTED_PIECE: it is in a piece of a blacklisted function
+ */
+enum kprobe_blacklisted {
+	KPROBE_NOT_BLACKLISTED,
+	KPROBE_BLACKLISTED,
+	KPROBE_BLACKLISTED_PIECE,
+};
+
+enum kprobe_blacklisted kprobe_blacklisted(unsigned long addr, const char *name,
+					   const char *modname);
 void kprobe_module_blacklist_update(struct module *mod, bool add);
 
 /* ---- listed.c ----------------------------------------------------------- */
@@ -401,8 +385,6 @@ unsigned long __percpu *kprobe_counter_alloc(void);
 bool kprobe_counter_in_use(unsigned long __percpu *counter);
 void kprobe_counter_free(unsigned long __percpu *counter);
 void kprobe_counter_trim(void);
-void kprobe_member_set_counted(struct kprobe *site, struct kprobe *m,
-			       bool counted);
 void kprobe_sync_member_counting(struct kprobe *site);
 unsigned long kprobe_hits_locked(struct kprobe *p);
 
@@ -413,14 +395,9 @@ static inline void kprobe_free_aggregate(struct kprobe *site)
 	kfree(to_aggr(site));
 }
 
-/* ---- gone.c ------------------------------------------------------------- */
-
-int __init kprobe_module_notifier_init(void);
-
 /* ---- kretprobe.c -------------------------------------------------------- */
 
 int kretprobe_on_entry(struct kprobe *p, struct pt_regs *regs);
-void __init kretprobe_populate_blacklist(void);
 
 /* ---- optimizer.c -------------------------------------------------------- */
 
@@ -437,7 +414,6 @@ void kprobe_requeue_covering_sites(kprobe_opcode_t *addr);
 /* Retiring sites; without the optimizer, none ever retires. */
 bool kprobe_site_start_retiring(struct kprobe *site);
 bool kprobe_site_keep_retired(struct kprobe *site);
-void kprobe_queue_retire_work(void);
 void kprobe_retire_chunk(void);
 void kprobe_retire_sites(void);
 #else
@@ -481,10 +457,6 @@ static inline bool kprobe_site_start_retiring(struct kprobe *site)
 static inline bool kprobe_site_keep_retired(struct kprobe *site)
 {
 	return false;
-}
-
-static inline void kprobe_queue_retire_work(void)
-{
 }
 
 static inline void kprobe_retire_chunk(void)

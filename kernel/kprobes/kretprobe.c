@@ -381,8 +381,7 @@ void kprobe_flush_task(struct task_struct *tk)
 {
 	struct llist_node *node, *next;
 
-	if (!kprobes_initialized)
-		return;
+	/* Before init_kprobes() the list is empty, and this is harmless. */
 	kprobe_busy_begin();
 	node = __llist_del_all(&tk->kretprobe_instances);
 	for (; node; node = next) {
@@ -488,13 +487,16 @@ static int kretprobe_prepare(struct kretprobe *rp)
 	return 0;
 }
 
-void __init kretprobe_populate_blacklist(void)
+/* Before init_kprobes() opens registration (core.o links after us). */
+static int __init kretprobe_populate_blacklist(void)
 {
 	struct kretprobe_blackpoint *bp;
 
 	for_each_kretprobe_blackpoint(bp)
 		bp->addr = kprobe_lookup_name(bp->name, 0);
+	return 0;
 }
+early_initcall(kretprobe_populate_blacklist);
 
 #else /* !CONFIG_KRETPROBES: the API below reports it is not there. */
 
@@ -508,10 +510,6 @@ static void kretprobe_release(struct kretprobe *rp)
 }
 
 static void kretprobe_stop(struct kretprobe *rp)
-{
-}
-
-void __init kretprobe_populate_blacklist(void)
 {
 }
 #endif /* CONFIG_KRETPROBES */

@@ -484,28 +484,6 @@ bool kprobe_text_hides_jumps(void)
 	return nr_retiring;
 }
 
-static bool site_retires_later(struct kprobe *site)
-{
-	return kprobe_is_aggr(site) && kprobe_optimized(site) && !kprobe_gone(site);
-}
-
-/*
- * The last probe of @site went (remove_probe()): an optimized site
- * retires, out of the table now, its jump still in the text (see
- * retiring_sites). Return: true when it does; the caller's batch then
- * leaves it alone.
- */
-bool kprobe_site_start_retiring(struct kprobe *site)
-{
-	if (!site_retires_later(site))
-		return false;
-	/* Its detour needs no lookup: out of the table now. */
-	kprobe_site_unhash(site);
-	list_add_tail(&to_aggr(site)->dying, &retiring_sites);
-	nr_retiring++;
-	return true;
-}
-
 static void retire_work_fn(struct work_struct *work);
 static DECLARE_WORK(retire_work, retire_work_fn);
 
@@ -534,22 +512,47 @@ static bool retire_work_paused;
  * wait for the CPU that queued it, where the caller of unregister goes
  * on.
  */
-void kprobe_queue_retire_work(void)
+static void queue_retire_work(void)
 {
 	if (nr_retiring || !list_empty(&retired_sites))
 		queue_work(system_unbound_wq, &retire_work);
 }
 
+static bool site_retires_later(struct kprobe *site)
+{
+	return kprobe_is_aggr(site) && kprobe_optimized(site) && !kprobe_gone(site);
+}
+
+/*
+ * The last probe of @site went (remove_probe()): an optimized site
+ * retires, out of the table now, its jump still in the text (see
+ * retiring_sites), and retire_work is queued; it runs once the caller
+ * drops kprobe_mutex. Return: true when it does; the caller's batch
+ * then leaves it alone.
+ */
+bool kprobe_site_start_retiring(struct kprobe *site)
+{
+	if (!site_retires_later(site))
+		return false;
+	/* Its detour needs no lookup: out of the table now. */
+	kprobe_site_unhash(site);
+	list_add_tail(&to_aggr(site)->dying, &retiring_sites);
+	nr_retiring++;
+	queue_retire_work();
+	return true;
+}
+
 /*
  * A site a batch took out, its grace period over: one that ever had a
- * jump joins retired_sites, for retire_work to free. Return: true when
- * it does; the caller frees any other.
+ * jump joins retired_sites, for retire_work to free, and retire_work is
+ * queued. Return: true when it does; the caller frees any other.
  */
 bool kprobe_site_keep_retired(struct kprobe *site)
 {
 	if (!site_jumped(site))
 		return false;
 	list_add_tail(&to_aggr(site)->dying, &retired_sites);
+	queue_retire_work();
 	return true;
 }
 
@@ -612,7 +615,7 @@ void kprobe_retire_chunk(void)
 	lockdep_assert_held(&kprobe_mutex);
 	if (!retire_work_paused)
 		retire_some_sites(RETIRE_CHUNK);
-	kprobe_queue_retire_work();
+	queue_retire_work();
 }
 
 /**
@@ -625,7 +628,7 @@ void kprobe_retire_sites(void)
 {
 	lockdep_assert_held(&kprobe_mutex);
 	retire_some_sites(UINT_MAX);
-	kprobe_queue_retire_work();
+	queue_retire_work();
 }
 
 static void retire_work_fn(struct work_struct *work)
@@ -676,7 +679,7 @@ void kprobes_test_pause_retiring(bool pause)
 	mutex_lock(&kprobe_mutex);
 	retire_work_paused = pause;
 	if (!pause)
-		kprobe_queue_retire_work();
+		queue_retire_work();
 	mutex_unlock(&kprobe_mutex);
 	if (pause)
 		flush_work(&retire_work);

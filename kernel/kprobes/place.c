@@ -346,12 +346,16 @@ static int check_probe_address(struct kprobe *p)
 				     "ftrace's call site, without KPROBES_ON_FTRACE");
 
 	/* The symbol place_probe() found: @addr is in it. */
-	if (kprobe_in_blacklisted_range(addr))
+	switch (kprobe_blacklisted(addr, probed_function.name,
+				   probed_function.modname[0] ? probed_function.modname : NULL)) {
+	case KPROBE_BLACKLISTED:
 		return refuse_blacklisted();
-	if (kprobe_blacklisted_piece(addr, probed_function.name,
-				     probed_function.modname[0] ? probed_function.modname : NULL))
+	case KPROBE_BLACKLISTED_PIECE:
 		return kprobe_refuse(-EINVAL,
 				     "a piece (.cold, .part, ...) of a blacklisted function");
+	case KPROBE_NOT_BLACKLISTED:
+		break;
+	}
 	if (is_preamble_symbol(probed_function.name))
 		return kprobe_refuse(-EINVAL, "a function's preamble (__pfx_, __cfi_)");
 	/* ftrace's own site is in none of the kernel's other tables. */

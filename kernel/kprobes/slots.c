@@ -386,18 +386,15 @@ kprobe_opcode_t *kprobe_get_optinsn_slot_within(unsigned long lo, unsigned long 
 	return take_slot(&kprobe_optinsn_slots, true, lo, hi);
 }
 
-void __init kprobe_optinsn_slots_init(void)
+/* Before init_kprobes() opens registration (core.o links after us). */
+static int __init kprobe_optinsn_slots_init(void)
 {
 	kprobe_optinsn_slots.insn_size = KPROBE_OPTINSN_SLOT_SIZE;
+	return 0;
 }
+early_initcall(kprobe_optinsn_slots_init);
 #endif
 #endif /* __ARCH_WANT_KPROBES_INSN_SLOT */
-
-#if !defined(__ARCH_WANT_KPROBES_INSN_SLOT) || !defined(CONFIG_OPTPROBES)
-void __init kprobe_optinsn_slots_init(void)
-{
-}
-#endif
 
 /**
  * kprobe_get_kallsym() - name the kprobes-owned executable pages

@@ -11,12 +11,6 @@
 #include "internal.h"
 
 /*
- * Set by init_kprobes() (core.c): until then registration is refused,
- * and there is no table to look anything up in.
- */
-bool kprobes_initialized;
-
-/*
  * Sites by address, for the registration side. Changed under
  * kprobe_mutex; walked under it, or with the _rcu iterators.
  */
