@@ -142,7 +142,7 @@ ALT_RUN = KERNEL=$(OBJ_ALT)/arch/x86/boot/bzImage INITRD=$(BUILD)/initramfs-bare
 	$(T)/run-guest.sh kunit $(BUILD)/console-alt-up.log 300
 # The cases that need a kernel booted with one CPU of several possible
 # (the lock prefixes patched out), run again that way.
-ALT_UP_TESTS := kprobes_test.test_smp_lock_prefix
+ALT_UP_TESTS := kprobes_test_x86.test_smp_lock_prefix
 ALT_LOGS = $(BUILD)/console-alt.log:alt $(BUILD)/console-alt-up.log:alt-up
 
 alt-kernel: tree

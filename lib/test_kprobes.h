@@ -1,111 +1,310 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The x86-64 probe targets of lib/test_kprobes.c: functions written in
- * assembly there, so that the probed instruction is known exactly. Each
- * comment gives what it returns and where the instruction of interest
- * is, as an offset from the function's start.
+ * What the kprobes KUnit suites share: the hit counters, the handlers
+ * that count, and the checks a handler makes. lib/test_kprobes.c holds
+ * the cases every architecture runs; kernel/kprobes/kretprobe_kunit.c
+ * the kretprobe cases; arch/x86/kernel/kprobes/kprobes_kunit.c and
+ * arch/arm64/kernel/probes/kprobes_kunit.c the cases of each arch's own
+ * code, on targets written in assembly. Each suite is a module of its
+ * own, with its own copy of what is here.
  */
 #ifndef _LIB_TEST_KPROBES_H
 #define _LIB_TEST_KPROBES_H
 
-unsigned long kpt_rip_load(void);	/* movq kpt_rip_data(%rip), %rax at +0 */
-unsigned long kpt_leaf(void);		/* returns 42 */
-unsigned long kpt_call(void);		/* call kpt_leaf at +0; returns 43 */
-unsigned long kpt_jmp(void);		/* jmp at +0; returns 2 */
-unsigned long kpt_jcc(unsigned long x);	/* jz at +2; 20 for 0, else 10 */
-unsigned long kpt_ret(void);		/* mov at +0, ret at +5; returns 7 */
-unsigned long kpt_ret_alt(void);	/* returns 9 */
-unsigned long kpt_pushpop(unsigned long x); /* push at +0, pop at +8; x + 1 */
-unsigned long kpt_loop(unsigned long n);	/* loop at +7; returns n */
-unsigned long kpt_callind(unsigned long (*fn)(void)); /* call *%rax at +3 */
-unsigned long kpt_callmem(void);	/* call *kpt_fnptr(%rip) at +0 */
-unsigned long kpt_pushf(void);		/* pushf at +0; returns the flags */
-unsigned long kpt_fault_load(unsigned long addr); /* load at +7, fixup */
-/*
- * Instructions no probe may be put on: int3 +0, ud2 +1, hlt +3, iretq +4,
- * syscall +6, sysretq +8, lret +11, int $0x80 +12. Never called; objtool
- * is told not to follow it.
- */
-void kpt_unsupported(void);
-unsigned long kpt_opt(unsigned long x);	/* x + 6; optimizable at +0, covers +3 */
-/* x + 1; inc at +3 boostable, not optimizable (the region would run past the end) */
-unsigned long kpt_inc(unsigned long x);
-/*
- * Regions with a branch, which the detour rewrites (see arch/x86/kernel/kprobes/optimize.c):
- * kpt_opt_jcc: x ? x + 3 : 7; test at +0, jz at +2, lea at +4, ret at +8.
- * kpt_opt_call: 2 * x + 1; push, mov, then a call of kpt_add1 at +4.
- * kpt_opt_tail: x + 3; lea at +0, then a jump to kpt_add1 at +4, the end.
- * kpt_opt_ret: (u32)x + 1; mov at +0, inc at +2, ret at +4, the end.
- */
-unsigned long kpt_add1(unsigned long x);
-unsigned long kpt_opt_jcc(unsigned long x);
-unsigned long kpt_opt_call(unsigned long x);
-unsigned long kpt_opt_tail(unsigned long x);
-unsigned long kpt_opt_ret(unsigned long x);
-/*
- * kpt_opt_callmem: 2 * x + 1; push, mov, then call *kpt_add1_ptr(%rip)
- * at +4. kpt_opt_tailind: x + 3; mov at +0, add at +3, then
- * jmp *kpt_add1_ptr(%rip) at +7, the end.
- */
-unsigned long kpt_opt_callmem(unsigned long x);
-unsigned long kpt_opt_tailind(unsigned long x);
-/*
- * Padding after the last instruction that runs, as alternatives leave
- * it: kpt_opt_retpad: (u32)x + 1; inc at +0, then "ret; int3; int3; int3"
- * at +2. kpt_opt_callpad: fn(x); push at +0, call *%rsi at +1, then a
- * three-byte nop that the call returns to.
- */
-unsigned long kpt_opt_retpad(unsigned long x);
-unsigned long kpt_opt_callpad(unsigned long x, unsigned long (*fn)(unsigned long));
+#include <linux/kprobes.h>
+#include <linux/delay.h>
+#include <linux/sched.h>
+#include <linux/random.h>
+#include <linux/kthread.h>
+#include <linux/vmalloc.h>
+#include <linux/completion.h>
+#include <kunit/test.h>
+#ifdef CONFIG_X86_KERNEL_IBT
+#include <asm/ibt.h>
+#endif
+
+#define DIV_FACTOR 3
+
+static struct kunit *cur_test __maybe_unused;
+static u32 rand1 __maybe_unused;
+static atomic_t pre_hits, post_hits, pre2_hits, post2_hits;
 
 /*
- * OPT_BATCH five-byte adds from +2; returns OPT_MANY_SUM. More than the
- * one chunk (RETIRE_CHUNK, 256) unregistering surely retires itself:
- * built in, while the kernel boots, the rest is retire_work's; later,
- * unregistering goes on while its grace period lasts.
+ * Handlers run with interrupts off, where a failing KUNIT_EXPECT (which
+ * allocates) is not allowed: they count failed checks here instead, and
+ * each test case checks the count when it ends.
  */
-unsigned long kpt_opt_many(void);
-unsigned long kpt_forbidden(void);	/* NOKPROBE; kpt_forbidden.cold etc. beside it */
-unsigned long kpt_allowed(void);	/* kpt_allowed.cold beside it */
-unsigned long kpt_cpuid(void);		/* cpuid at +5 (0f a2): never boosted */
-#ifdef CONFIG_HAVE_STATIC_CALL_INLINE
-/* x ? kpt_static_call(x) : 0, the call a Jcc tail call at +2 (6 bytes) */
-int kpt_sc_jcc(int x);
+static atomic_t handler_errors;
+static int handler_error_line;
+
+/* The task running the test case: handlers tell its hits from others. */
+static struct task_struct *test_task __maybe_unused;
+
+#define HANDLER_CHECK(cond)					\
+	do {							\
+		if (!(cond)) {					\
+			atomic_inc(&handler_errors);		\
+			WRITE_ONCE(handler_error_line, __LINE__); \
+		}						\
+	} while (0)
+
+static inline void reset_counts(void)
+{
+	atomic_set(&pre_hits, 0);
+	atomic_set(&post_hits, 0);
+	atomic_set(&pre2_hits, 0);
+	atomic_set(&post2_hits, 0);
+}
+
+static inline int count_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	HANDLER_CHECK(!preemptible());
+	atomic_inc(&pre_hits);
+	return 0;
+}
+
+static inline void count_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+	HANDLER_CHECK(!preemptible());
+	atomic_inc(&post_hits);
+}
+
+static inline int count_pre2(struct kprobe *p, struct pt_regs *regs)
+{
+	atomic_inc(&pre2_hits);
+	return 0;
+}
+
+static inline void count_post2(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+	atomic_inc(&post2_hits);
+}
+
+/* The hit-path counter the stress tests use; no KUnit calls from other threads. */
+static inline int count_pre_quiet(struct kprobe *p, struct pt_regs *regs)
+{
+	atomic_inc(&pre_hits);
+	return 0;
+}
+
+static inline int count_pre2_quiet(struct kprobe *p, struct pt_regs *regs)
+{
+	atomic_inc(&pre2_hits);
+	return 0;
+}
+
+/*
+ * @fn + @off, computed at run time: objtool takes a constant address in
+ * a function's body for an indirect branch target, which under IBT
+ * needs an ENDBR.
+ */
+static inline void *insn_at(void *fn, unsigned long off)
+{
+	OPTIMIZER_HIDE_VAR(fn);
+	return fn + off;
+}
+
+/* Where a probe on @fn+0 goes: past the ENDBR64 landing pad under IBT. */
+static inline void *entry_of(void *fn)
+{
+#ifdef CONFIG_X86_KERNEL_IBT
+	if (is_endbr(*(u32 *)fn))
+		return insn_at(fn, ENDBR_INSN_SIZE);
 #endif
-unsigned long kpt_ex_in(unsigned long *p);	/* *p + 1; load at +0 has a fixup */
-/* load_unaligned_zeropad(p): the load at +0 has an EX_TYPE_ZEROPAD fixup */
-unsigned long kpt_zeropad(const void *p);
-/* x + 5; optimizable at +0; a load at +7 whose fixup is past the region */
-unsigned long kpt_ex_out(unsigned long x, unsigned long *p);
-/* x + 6 (x < 0: far jump); optimizable at +5, but for the far jump */
-unsigned long kpt_farjmp(long x);
-/* x + 5 inside stac/clac (with SMAP): the mov at +3 is optimizable */
-unsigned long kpt_uaccess(unsigned long x);
-/* 1: vmxoff at +5 raises #UD outside VMX operation; its fixup skips a xor */
-unsigned long kpt_vmxoff(void);
-/* *p: the load at +0 has an EX_TYPE_DEFAULT_MCE_SAFE fixup, as copy_mc's */
-unsigned long kpt_mcsafe(unsigned long *p);
-/* 6: mov at +0, an int3 at +5 that a die notifier of the tests owns, add */
-unsigned long kpt_foreign_int3(void);
-/* ++*p with a lock prefix at +0 (listed in .smp_locks), then *p */
-unsigned long kpt_lock_inc(unsigned long *p);
-#ifdef CONFIG_JUMP_LABEL
+	return fn;
+}
+
+/* The site registered at @addr; get_kprobe() wants preemption off. */
+static inline struct kprobe *probe_at(void *addr)
+{
+	struct kprobe *p;
+
+	preempt_disable();
+	p = get_kprobe(addr);
+	preempt_enable();
+	return p;
+}
+
+/* Wait until @counter moves past @before; false after about two seconds. */
+static inline bool wait_for_hit(atomic_t *counter, int before)
+{
+	int i;
+
+	for (i = 0; i < 2000; i++) {
+		if (atomic_read(counter) != before)
+			return true;
+		usleep_range(1000, 2000);
+	}
+	return false;
+}
+
+static inline bool site_holds(struct kprobe *site, struct kprobe *p)
+{
+	struct kprobe *m;
+
+	if (site == p)
+		return true;
+	if (!site || site->addr != p->addr)
+		return false;
+	list_for_each_entry(m, &site->list, list)
+		if (m == p)
+			return true;
+	return false;
+}
+
+static inline void init_probe(struct kprobe *p, void *addr, const char *sym,
+		       unsigned int offset, kprobe_pre_handler_t pre,
+		       kprobe_post_handler_t post)
+{
+	memset(p, 0, sizeof(*p));
+	p->addr = addr;
+	p->symbol_name = sym;
+	p->offset = offset;
+	p->pre_handler = pre;
+	p->post_handler = post;
+}
+
 /*
- * x (x + 1 while kpt_jl_key is on): mov at +0, then a jump label site
- * (a nop5, or a jmp to the add) at +3 that a jump at +0 would cover.
+ * Register @kp expecting the error @err. Should it be accepted anyway,
+ * it is unregistered again, so that a probe on the stack does not stay
+ * registered past the test.
  */
-unsigned long kpt_jl(unsigned long x);
-/*
- * x (x + 1 while kpt_jl_into_key is on): mov at +0, a jump label site
- * at +3 whose jump lands at +12, inside the region of a jump at +8 (sub,
- * add).
- */
-unsigned long kpt_jl_into(unsigned long x);
-/*
- * fn(x) (fn(x) + 1 while kpt_jl_call_key is on): push at +0, call *%rsi
- * at +1, then a jump label site, a nop5 that must not pass for padding.
- */
-unsigned long kpt_jl_call(unsigned long x, unsigned long (*fn)(unsigned long));
-#endif
+#define EXPECT_REFUSED(test, err, kp)					\
+	do {								\
+		struct kprobe *__kp = (kp);				\
+		int __ret = register_kprobe(__kp);			\
+									\
+		KUNIT_EXPECT_EQ(test, err, __ret);			\
+		if (!__ret)						\
+			unregister_kprobe(__kp);			\
+	} while (0)
+
+/* An address in the kernel half that is not mapped: a vmalloc guard page. */
+static void *unmapped;
+
+static inline void *make_unmapped(struct kunit *test)
+{
+	u8 *area = vmalloc(PAGE_SIZE);
+
+	KUNIT_ASSERT_NOT_NULL(test, area);
+	unmapped = area + PAGE_SIZE;
+	return area;
+}
+
+/* A thread that calls a probed function while probes change around it. */
+static bool hammer_stop;
+static atomic_t hammer_calls, hammer_wrong;
+
+/* What @fn returns for rand1, unprobed: every call of the hammer checks it. */
+static u32 hammer_expect;
+
+static inline int hammer_fn(void *data)
+{
+	u32 (*fn)(u32) = data;
+
+	while (!READ_ONCE(hammer_stop)) {
+		if (fn(rand1) != hammer_expect)
+			atomic_inc(&hammer_wrong);
+		/*
+		 * Mostly preempted, not sleeping: but an RCU-tasks grace
+		 * period (reclaiming boosted slots) needs a voluntary switch.
+		 */
+		if (atomic_inc_return(&hammer_calls) % 512 == 0)
+			usleep_range(10, 20);
+		else
+			cond_resched();
+	}
+	return 0;
+}
+
+static inline struct task_struct *start_hammer_on(struct kunit *test, u32 (*fn)(u32))
+{
+	struct task_struct *hammer;
+
+	atomic_set(&hammer_wrong, 0);
+	atomic_set(&hammer_calls, 0);
+	WRITE_ONCE(hammer_stop, false);
+	hammer_expect = fn(rand1);
+	hammer = kthread_run(hammer_fn, fn, "kprobes-hammer");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(hammer));
+	return hammer;
+}
+
+static inline void stop_hammer(struct task_struct *hammer)
+{
+	WRITE_ONCE(hammer_stop, true);
+	kthread_stop(hammer);
+}
+
+/* A deferred release: counted, and the probe remembered. */
+static atomic_t released;
+static struct kprobe *released_probe __maybe_unused;
+
+static inline void count_release(struct kprobe *p)
+{
+	released_probe = p;
+	atomic_inc(&released);
+}
+
+/* A thread that holds an RCU grace period off until it is stopped. */
+static inline int rcu_reader_blocker(void *started)
+{
+	rcu_read_lock();
+	complete(started);
+	while (!kthread_should_stop())
+		cpu_relax();
+	rcu_read_unlock();
+	return 0;
+}
+
+/* Return probes: what their handlers saw. */
+static atomic_t ret_hits;
+static unsigned long last_retval;
+
+static inline int return_count(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	last_retval = regs_return_value(regs);
+	atomic_inc(&ret_hits);
+	return 0;
+}
+
+/* EXPECT_REFUSED() for kretprobes. */
+#define EXPECT_RP_REFUSED(test, err, rp)				\
+	do {								\
+		struct kretprobe *__rp = (rp);				\
+		int __ret = register_kretprobe(__rp);			\
+									\
+		KUNIT_EXPECT_EQ(test, err, __ret);			\
+		if (!__ret)						\
+			unregister_kretprobe(__rp);			\
+	} while (0)
+
+static inline void init_rp(struct kretprobe *rp, const char *sym, kretprobe_handler_t entry,
+		    kretprobe_handler_t handler, size_t data_size, int maxactive)
+{
+	memset(rp, 0, sizeof(*rp));
+	rp->kp.symbol_name = sym;
+	rp->entry_handler = entry;
+	rp->handler = handler;
+	rp->data_size = data_size;
+	rp->maxactive = maxactive;
+}
+
+/* What every suite's init does before its own. */
+static inline void kprobes_test_start(struct kunit *test)
+{
+	cur_test = test;
+	test_task = current;
+	atomic_set(&handler_errors, 0);
+	reset_counts();
+	rand1 = get_random_u32_above(DIV_FACTOR);
+}
+
+/* Every suite's exit: a check that failed in a handler fails the case. */
+static inline void kprobes_test_end(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&handler_errors), 0,
+			    "a handler check failed at line %d", handler_error_line);
+}
 
 #endif /* _LIB_TEST_KPROBES_H */

@@ -21,7 +21,7 @@ that name, once). So, for every object of ours given:
 Usage: check-names.py SRC OWNED-FILES BUILD-DIR...
 Checks the objects of kernel/kprobes/, arch/*/kernel/kprobes/ and our ones
 in arch/arm64/kernel/probes/ in each
-build directory, and lib/test_kprobes.o where the suite is built in.
+build directory, and the KUnit suites' objects where they are built in.
 Prints each problem and exits 1 when there is one.
 """
 import os
@@ -51,7 +51,8 @@ GENERATED = re.compile(r'^(__ksymtab|__kstrtab|__kcrctab|__export_symbol|__pfx_|
 
 # Our objects in arch/arm64/kernel/probes/ (the rest there is the tree's).
 OUR_ARM64_PROBES = {'breakpoint', 'arming', 'kretprobe', 'kretprobe_trampoline',
-                    'ftrace_entry', 'ftrace_stub'}
+                    'ftrace_entry', 'ftrace_stub', 'optimize', 'optprobe',
+                    'kunit_cases', 'kunit_targets', 'kprobes_arm64_kunit'}
 
 # Never linked into a kernel.
 SKIP_DIRS = ('tools/', 'scripts/', 'Documentation/', 'samples/', 'usr/')
@@ -86,10 +87,19 @@ def our_objects(build):
         if os.path.isdir(d):
             objs += [(os.path.join(d, f), arch) for f in sorted(os.listdir(d))
                      if f.endswith('.o') and f[:-2] in OUR_ARM64_PROBES]
+    # The KUnit suites are linked in only when built in; their objects
+    # (kunit in the name) then count, without the prefix rule.
+    objs = [o for o in objs if not o[0].endswith('.mod.o')]
     config = os.path.join(build, '.config')
     if os.path.exists(config) and 'CONFIG_KPROBES_SANITY_TEST=y\n' in open(config).read():
         objs.append((os.path.join(build, 'lib/test_kprobes.o'), None))
+    else:
+        objs = [o for o in objs if not is_test_object(o[0])]
     return objs
+
+
+def is_test_object(obj):
+    return obj.endswith('lib/test_kprobes.o') or 'kunit' in os.path.basename(obj)
 
 
 def owned_paths(owned_file):
@@ -181,7 +191,7 @@ def main():
         print('check-names: no objects of ours built', file=sys.stderr)
         return 2
     for obj, arch in objs:
-        prefix_rule = not obj.endswith('lib/test_kprobes.o')
+        prefix_rule = not is_test_object(obj)
         for name in our_symbols(obj):
             names.setdefault(name, set()).add(arch)
             if prefix_rule and not PREFIX.match(name) and name not in INTERFACE:

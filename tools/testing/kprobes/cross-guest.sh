@@ -96,6 +96,8 @@ if [ "$mode" != run ]; then
 	"${cross}gcc" -static -O2 -Wall -pthread -o "$root/init" \
 		"$t/guest-progs/kprobes_selftests.c" "$t/guest-progs/kprobe_pmu.c"
 	cp "$obj"/samples/kprobes/*.ko "$obj/lib/test_kprobes.ko" "$uk/test_kprobes_upstream.ko" \
+		"$obj/kernel/kprobes/kretprobe_kunit.ko" \
+		$(ls "$obj"/arch/*/kernel/probes/kprobes_*_kunit.ko 2>/dev/null) \
 		"$cm"/*.ko "$root/lib/modules/kprobes/"
 	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$build/initramfs-$arch.cpio.gz"
 fi

@@ -9,7 +9,8 @@ obj=$repo/.build/obj
 out=$repo/.build/initramfs.cpio.gz
 root=$repo/.build/initramfs
 t=$repo/tools/testing/kprobes
-mods=("$obj/lib/test_kprobes.ko" "$obj/samples/kprobes/kprobe_example.ko"
+mods=("$obj/lib/test_kprobes.ko" "$obj/kernel/kprobes/kretprobe_kunit.ko"
+      "$obj/arch/x86/kernel/kprobes/kprobes_x86_kunit.ko" "$obj/samples/kprobes/kprobe_example.ko"
       "$obj/samples/kprobes/kretprobe_example.ko" "$t/modules/kprobe_target.ko"
       "$t/modules/kprobe_twin_a.ko" "$t/modules/kprobe_twin_b.ko" "$t/modules/kprobe_storm.ko"
       "$t/modules/kprobe_notice.ko" "$t/modules/kprobe_pair.ko" "$t/modules/kprobe_ftrace_kill.ko"

@@ -90,6 +90,18 @@ add() {
 	maintainers_files add "$@"
 }
 
+# put_no_kunit MAKEFILE...: as put, without the Makefile's closing
+# "# KUnit" block, which the KUnit patches at the end of the series add.
+put_no_kunit() {
+	local path
+	for path in "$@"; do
+		mkdir -p "$(dirname "$work/$path")"
+		python3 -c 'import sys; t = open(sys.argv[1]).read(); i = t.find("\n\n# KUnit")
+print(t if i < 0 else t[:i + 1], end="")' "$repo/$path" > "$work/$path"
+		g add -f -- "$path"
+	done
+}
+
 # remove PATH...: the tree's files, and their MAINTAINERS lines.
 remove() {
 	g rm -q -- "$@"
@@ -133,7 +145,9 @@ probe at a symbol stays there while riding the BL after it).
 Nothing includes the header yet: the switch to the new core does.
 EOF
 
-add $core/Makefile $core/internal.h $core/table.c
+add $core/internal.h $core/table.c
+put_no_kunit $core/Makefile
+maintainers_files add $core/Makefile
 commit "kprobes: a new core: the probe table" <<'EOF'
 The kprobes core in kernel/kprobes.c registers probes one at a time:
 each register_kprobe() writes its breakpoint and synchronizes every CPU,
@@ -511,7 +525,8 @@ EOF
 # ---- the switch ------------------------------------------------------------
 
 put include/linux/kprobes.h \
-	arch/x86/include/asm/kprobes.h $x86/common.h $x86/Makefile
+	arch/x86/include/asm/kprobes.h $x86/common.h
+put_no_kunit $x86/Makefile
 for p in "$repo"/patches/switch-*.patch; do
 	[ -e "$p" ] || continue
 	g apply --index "$p"
@@ -584,7 +599,10 @@ put_a64_headers() {
 import re, sys
 words = {'KPROBES_ON_FTRACE': r'ftrace', 'OPTPROBES': r'optimiz|optprobe'}
 pat = '|'.join(words[b] for b in sys.argv[2].split('|'))
-for line in open(sys.argv[1]).read().splitlines():
+text = open(sys.argv[1]).read()
+if '\n\n# KUnit' in text:
+    text = text[:text.find('\n\n# KUnit') + 1]
+for line in text.splitlines():
     if not re.search(pat, line):
         print(line)
 PY
@@ -692,7 +710,8 @@ HAVE_KPROBES_ON_FTRACE, later in the series.
 EOF
 
 add $a64/optimize.c $a64/optprobe.S
-put arch/arm64/include/asm/kprobes.h $a64/Makefile
+put arch/arm64/include/asm/kprobes.h
+put_no_kunit $a64/Makefile
 commit "arm64: kprobes: optimized probes, a B to a detour" <<'EOF'
 A copied instruction's hit costs one exception when boosted, two when
 stepped. Reach such a probe, when no post_handler needs the trap after
@@ -759,56 +778,63 @@ and per-instance data. Both print the error code when registration
 fails.
 EOF
 
-# The KUnit suite in two steps: the cases every architecture runs, then
-# the x86-64 ones. The first is the suite as if CONFIG_X86_64 were not
-# set, written by the tree's own unifdef (scripts/unifdef.c; it exits 1
-# when it took something out).
+# The KUnit suites: the cases every architecture runs and the kretprobe
+# cases; then x86-64's in three steps, each earlier one written by the
+# tree's own unifdef (scripts/unifdef.c; it exits 1 when it took
+# something out) without the later ones' cases; then arm64's.
 gcc -O2 -o "$build/unifdef" "$pristine/scripts/unifdef.c"
-"$build/unifdef" -B -UCONFIG_X86_64 -UCONFIG_ARM64 "$repo/lib/test_kprobes.c" \
-	> "$work/lib/test_kprobes.c" || [ $? = 1 ]
-g add -f lib/test_kprobes.c
-commit "kprobes: a KUnit suite for the core" <<'EOF'
+put lib/test_kprobes.c $core/kretprobe_kunit.c $core/Makefile
+add lib/test_kprobes.h
+commit "kprobes: KUnit suites for the core" <<'EOF'
 Replace lib/test_kprobes.c with a suite of the core's behaviour on
 every architecture: registration by symbol and address, in batches,
 and the rollback of a failed batch; each refusal with the tree's error
 code; aggregates and their members' handlers; enable and disable;
-recursion counted in nmissed; handler context; hit counters; kretprobes
-with entry_handler, data and maxactive, unregistered while calls are
-in flight, and the stack traces through the trampoline that the tree's
-suite checked. Transitions are raced against a second thread hitting
-the probes. Unregistering waits for its grace period holding no lock
-(two threads unregister and a third disables and enables a probe while
-an RCU reader holds the grace period off); the enabled switch arms
+recursion counted in nmissed; handler context; hit counters.
+Transitions are raced against a second thread hitting the probes.
+Unregistering waits for its grace period holding no lock (two threads
+unregister and a third disables and enables a probe while an RCU
+reader holds the grace period off), and unregistering without waiting
+releases each probe once, after its readers; the enabled switch arms
 every ftrace site it can while another IPMODIFY user holds one; every
 allocation of registering fails once in turn (fault injection) and
 gives -ENOMEM with nothing left behind.
+
+The kretprobe cases are a suite of their own beside the code
+(kernel/kprobes/kretprobe_kunit.c): entry_handler, data and maxactive,
+batches, nested and recursing hits, tasks exiting inside a probed
+call, unregistering while calls are in flight, and the stack traces
+through the trampoline that the tree's suite checked.
+lib/test_kprobes.h holds what the suites share: the counting handlers,
+the checks a handler makes, a thread hitting a probe.
 EOF
 
 # Then the x86-64 cases of the breakpoint path, then those of jump
 # optimization, then those that need a data breakpoint, each in a patch
 # of its own.
-"$build/unifdef" -B -UCONFIG_HAVE_HW_BREAKPOINT -UCONFIG_OPTPROBES -UCONFIG_ARM64 \
-	"$repo/lib/test_kprobes.c" > "$work/lib/test_kprobes.c" || [ $? = 1 ]
-g add -f lib/test_kprobes.c
-add lib/test_kprobes.h
+"$build/unifdef" -B -UCONFIG_HAVE_HW_BREAKPOINT -UCONFIG_OPTPROBES \
+	"$repo/$x86/kunit_cases.c" > "$work/$x86/kunit_cases.c" || [ $? = 1 ]
+g add -f $x86/kunit_cases.c
+put $x86/kunit_targets.c $x86/kunit_targets.h $x86/Makefile
 commit "x86/kprobes: KUnit cases for the x86-64 breakpoint path" <<'EOF'
-Add the x86-64 cases of the breakpoint path to the KUnit suite: probes
-on each instruction kind the int3 handler emulates or copies
-(RIP-relative load, call, jmp, ret, jcc, loop, push/pop, indirect calls
-through a register and through memory, pushf), ENDBR entries (+0 and
-+4, and +1..+3 refused), __pfx_ preambles, static call and jump label
-sites, boosting counted in traps per hit (and settled once by the first
-copy to end), a fault in a nested hit's copy, a #UD fixup in a copy
+Add a KUnit suite for the x86-64 code, beside it: probes on each
+instruction kind the int3 handler emulates or copies (RIP-relative
+load, call, jmp, ret, jcc, loop, push/pop, indirect calls through a
+register and through memory, pushf), ENDBR entries (+0 and +4, and
++1..+3 refused), __pfx_ preambles, static call and jump label sites,
+boosting counted in traps per hit (and settled once by the first copy
+to end), a fault in a nested hit's copy, a #UD fixup in a copy
 (vmxoff), a copy_mc-style access refused, someone else's int3 passed
 on, an int3 trap for a byte already restored, and a lock prefix patched
-out on a kernel booted with one CPU.
+out on a kernel booted with one CPU. The targets are written in
+assembly (kunit_targets.c), so that each probed instruction is known.
 EOF
 
-"$build/unifdef" -B -UCONFIG_HAVE_HW_BREAKPOINT -UCONFIG_ARM64 "$repo/lib/test_kprobes.c" \
-	> "$work/lib/test_kprobes.c" || [ $? = 1 ]
-g add -f lib/test_kprobes.c
+"$build/unifdef" -B -UCONFIG_HAVE_HW_BREAKPOINT "$repo/$x86/kunit_cases.c" \
+	> "$work/$x86/kunit_cases.c" || [ $? = 1 ]
+g add -f $x86/kunit_cases.c
 commit "x86/kprobes: KUnit cases for jump optimization" <<'EOF'
-Add the cases of CONFIG_OPTPROBES on x86-64 to the KUnit suite: regions
+Add the cases of CONFIG_OPTPROBES on x86-64 to its KUnit suite: regions
 with branches, calls, returns, padding and indirect tail calls, jump
 label sites in and after a region, the optimizer's refusals, batches
 optimized and unoptimized, sites freed only after an RCU-tasks grace
@@ -817,9 +843,7 @@ a second CPU hits it, and the query file on a function whose jump is
 still retiring (the query must not decode text that holds it).
 EOF
 
-"$build/unifdef" -B -UCONFIG_ARM64 "$repo/lib/test_kprobes.c" \
-	> "$work/lib/test_kprobes.c" || [ $? = 1 ]
-g add -f lib/test_kprobes.c
+put $x86/kunit_cases.c
 commit "x86/kprobes: KUnit cases for probe hits nested three deep" <<'EOF'
 A data breakpoint's handler runs in the #DB, as an NMI handler runs in
 the NMI: it may come in the middle of a probe hit, even of a nested
@@ -830,10 +854,12 @@ hit again from the #DB while its own trapping copy runs, which must not
 be taken for the end of the outer hit.
 EOF
 
-put lib/test_kprobes.c
+add $a64/kunit_cases.c $a64/kunit_targets.c $a64/kunit_targets.h
+put $a64/Makefile
 commit "arm64: kprobes: KUnit cases for the arm64 breakpoint path" <<'EOF'
-Add arm64 cases to the KUnit suite, on functions written in assembly
-so that each probed instruction is known: every kind the BRK handler
+Add a KUnit suite for the arm64 code, beside it, on functions written
+in assembly (kunit_targets.c) so that each probed instruction is known:
+every kind the BRK handler
 simulates (B, BL, B.cond over all conditions and flags, CBZ/CBNZ,
 TBZ/TBNZ, ADR, ADRP, LDR/LDRSW literal, BR, BLR, RET) in one BRK per
 hit, and kinds stepped out of line (ALU, stack loads and stores with
@@ -841,8 +867,7 @@ writeback, barriers, LSE atomics, PACIASP and BTI) in two, counted
 with a per-CPU trap counter, or boosted in one when no post_handler
 runs (and stepped again while a member with one shares the site; a
 boosted probe registered and removed while another CPU calls through
-it); each refused kind with -EINVAL and its
-word untouched (BRK, SVC, HVC, ERET, MSR, MRS DAIF, WFI/WFE/YIELD,
+it); each refused kind with -EINVAL and its word untouched (BRK, SVC, HVC, ERET, MSR, MRS DAIF, WFI/WFE/YIELD,
 AUTIASP, RETAA, PRFM literal, SIMD&FP literal loads, an exception
 table entry, the exclusive load/store window, misaligned addresses);
 a redirecting pre_handler; the interrupt mask seen by handlers and

@@ -1590,11 +1590,16 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/*
-	 * Our suite, then the tree's: each prints its KTAP while it loads.
-	 * Never both loaded: they name their targets alike.
+	 * Our suites, then the tree's: each prints its KTAP while it loads.
+	 * Never two loaded at once: ours and the tree's name their targets
+	 * alike.
 	 */
 	kmemleak_start();
 	kunit_module("test_kprobes");
+	kunit_module("kretprobe_kunit");
+#ifdef __aarch64__
+	kunit_module("kprobes_arm64_kunit");
+#endif
 	kunit_module("test_kprobes_upstream");
 	printf("# Subtest: kprobes_selftests\n");
 	selftests();
