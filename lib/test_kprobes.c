@@ -47,9 +47,6 @@
 
 #include "test_kprobes.h"
 
-
-
-
 /* ---- C targets (entry is the ftrace site where there is one) ------------- */
 
 static noinline u32 kprobe_target(u32 value)
@@ -80,27 +77,27 @@ static noinline u32 kprobe_redirect_alt(u32 value)
  */
 #if defined(CONFIG_X86_64)
 asm(".pushsection .text\n"
-    ".globl kpt_nop_sled\n.type kpt_nop_sled, @function\nkpt_nop_sled:\n"
-    ANNOTATE_NOENDBR
-    ".rept 256\n	nop\n.endr\n"
-    ANNOTATE_RETPOLINE_SAFE "ret\n"
-    ".size kpt_nop_sled, .-kpt_nop_sled\n"
-    ".globl kpt_add6\n.type kpt_add6, @function\nkpt_add6:\n"
-    ANNOTATE_NOENDBR
-    "	movq %rdi, %rax\n"
-    "	addq $5, %rax\n"
-    "	addq $1, %rax\n"
-    ANNOTATE_RETPOLINE_SAFE "ret\n"
-    ".size kpt_add6, .-kpt_add6\n"
-    ".popsection\n");
-unsigned long kpt_add6(unsigned long x);
+	".globl kpt_nop_sled\n.type kpt_nop_sled, @function\nkpt_nop_sled:\n"
+	ANNOTATE_NOENDBR
+	".rept 256\n	nop\n.endr\n"
+	ANNOTATE_RETPOLINE_SAFE "ret\n"
+	".size kpt_nop_sled, .-kpt_nop_sled\n"
+	".globl kpt_add6\n.type kpt_add6, @function\nkpt_add6:\n"
+	ANNOTATE_NOENDBR
+	"	movq %rdi, %rax\n"
+	"	addq $5, %rax\n"
+	"	addq $1, %rax\n"
+	ANNOTATE_RETPOLINE_SAFE "ret\n"
+	".size kpt_add6, .-kpt_add6\n"
+	".popsection\n");
+asmlinkage unsigned long kpt_add6(unsigned long x);
 #elif defined(CONFIG_ARM64)
 asm(".pushsection .text, \"ax\"\n"
-    ".globl kpt_nop_sled\n.type kpt_nop_sled, %function\n.balign 16\nkpt_nop_sled:\n"
-    ".rept 256\n	nop\n.endr\n"
-    "	ret\n"
-    ".size kpt_nop_sled, .-kpt_nop_sled\n"
-    ".popsection\n");
+	".globl kpt_nop_sled\n.type kpt_nop_sled, %function\n.balign 16\nkpt_nop_sled:\n"
+	".rept 256\n	nop\n.endr\n"
+	"	ret\n"
+	".size kpt_nop_sled, .-kpt_nop_sled\n"
+	".popsection\n");
 #endif
 #if defined(CONFIG_X86_64) || defined(CONFIG_ARM64)
 asmlinkage void kpt_nop_sled(void);
@@ -123,13 +120,6 @@ static noinline u32 kprobe_forbidden_target(u32 value)
 	return value;
 }
 NOKPROBE_SYMBOL(kprobe_forbidden_target);
-
-
-/* ---- assembly targets: one probed instruction kind each ------------------- */
-
-
-
-/* ---- handlers -------------------------------------------------------------- */
 
 /* ---- basic registration ------------------------------------------------------ */
 
@@ -285,7 +275,6 @@ static void test_kprobe_ftrace_site(struct kunit *test)
 	KUNIT_EXPECT_GT(test, ftrace_post_ip, (unsigned long)kp.addr);
 #endif
 }
-
 
 /*
  * A probe at a function's entry that is disabled or unregistered leaves
@@ -566,7 +555,7 @@ static void test_kretprobe_refusals(struct kunit *test)
 #ifdef CONFIG_X86
 	/*
 	 * A function that returns in another task, also where its entry is
-	 * past an ENDBR (review finding F9). x86's kretprobe_blacklist names
+	 * past an ENDBR. x86's kretprobe_blacklist names
 	 * it; other arches leave their __switch_to to NOKPROBE_SYMBOL().
 	 */
 	init_rp(&rp, "__switch_to", NULL, return_count, 0, 0);
@@ -575,9 +564,6 @@ static void test_kretprobe_refusals(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, -EINVAL, register_kretprobes(NULL, 1));
 }
 #endif
-
-/* ---- instruction kinds ----------------------------------------------------------- */
-
 
 /* ---- handlers' powers and limits ------------------------------------------------ */
 
@@ -599,7 +585,6 @@ static void test_redirect_pre_handler(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 0);
 	KUNIT_EXPECT_EQ(test, target(rand1), rand1 / DIV_FACTOR);
 }
-
 
 static u32 recursion_seen;
 
@@ -663,7 +648,6 @@ static void test_busy_inside_handler(struct kunit *test)
 	kunit_skip(test, "kprobe_busy_begin() is not exported to a module");
 #endif
 }
-
 
 static int faulting_pre(struct kprobe *p, struct pt_regs *regs)
 {
@@ -796,9 +780,7 @@ static void test_disable_enable(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, -EINVAL, disable_kprobe(&kp));
 }
 
-/* ---- kretprobes --------------------------------------------------------------------- */
-
-
+/* ---- probes listed twice in one call, ->addr after unregistering ----------------- */
 
 /*
  * A probe listed twice in one unregister_kprobes() call is taken out
@@ -831,27 +813,6 @@ static void test_unregister_listed_twice(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, b.nhit);
 }
 
-/* ---- kretprobes, continued ------------------------------------------------ */
-
-
-/* ---- the suite ---------------------------------------------------------------------- */
-
-static int kprobes_test_init(struct kunit *test)
-{
-	kprobes_test_start(test);
-	target = kprobe_target;
-	target2 = kprobe_target2;
-	recursed_target = kprobe_recursed_target;
-	return 0;
-}
-
-static void kprobes_test_exit(struct kunit *test)
-{
-	kprobes_test_end(test);
-}
-
-/* ---- review findings and the tree's error codes ---------------------------- */
-
 /*
  * unregister_kprobes() clears ->addr of a probe that is not registered,
  * as the tree does, and still unregisters the others.
@@ -882,7 +843,7 @@ static int check_counter_pre(struct kprobe *p, struct pt_regs *regs)
 /*
  * A probe listed twice in one register_kprobes() call is refused, and
  * its hit counter is not given back while the first listing has it
- * armed (review finding F8): another CPU hits it meanwhile.
+ * armed: another CPU hits it meanwhile.
  */
 static void test_register_listed_twice(struct kunit *test)
 {
@@ -901,9 +862,7 @@ static void test_register_listed_twice(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&hammer_wrong), 0);
 }
 
-
-
-/* ---- behaviours the seeds document, each asserted ------------------------------ */
+/* ---- handler context, and the MODULE:SYMBOL form --------------------------------- */
 
 static int ctx_pre(struct kprobe *p, struct pt_regs *regs)
 {
@@ -954,9 +913,7 @@ static void test_module_symbol_form(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
 }
 
-
-
-/* ---- the 2026-11-25 review's findings, and what was left untested ------------ */
+/* ---- unregistering holds no lock while it waits ---------------------------------- */
 
 struct unregister_job {
 	struct kprobe *kp;
@@ -997,8 +954,7 @@ static bool wait_unpublished(void *addr)
  * reader holds the grace period off, a second thread's unregister goes
  * through to its own wait (both probes leave the table), and a third
  * thread disables and enables another probe. The unregistering threads
- * return only once the reader is gone. (Review of 2026-11-25: the mutex
- * was held across the wait, and everybody queued behind it.)
+ * return only once the reader is gone.
  */
 static void test_unregister_holds_no_lock(struct kunit *test)
 {
@@ -1175,7 +1131,6 @@ static void test_lookup_entry_reused(struct kunit *test)
 }
 #endif
 
-
 #ifdef CONFIG_TREE_RCU
 /* Exported for rcutorture, declared in kernel/rcu/rcu.h only. */
 unsigned long rcu_get_gp_seq(void);
@@ -1344,7 +1299,6 @@ static void test_deferred_waits_for_readers(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&released), 1);
 }
 
-
 /*
  * The release runs that called run_release(): a run is one pass of the
  * release work, which waits for one grace period and then calls its
@@ -1449,7 +1403,6 @@ static void test_deferred_mixed_on_aggregate(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&released), 1);
 }
 
-
 #ifdef CONFIG_KPROBES_ON_FTRACE
 static void ipmodify_holder(unsigned long ip, unsigned long parent_ip,
 			    struct ftrace_ops *op, struct ftrace_regs *fregs)
@@ -1490,7 +1443,7 @@ static void entry_post(struct kprobe *p, struct pt_regs *regs, unsigned long fla
  * one of the functions: switched on again, the other one is armed and
  * fires, and the switch reports the one that could not be (-EBUSY), as
  * the tree does. Once that user is gone, switching off and on arms both,
- * and unregistering works. (Review of 2026-11-25, N2: neither was armed.)
+ * and unregistering works.
  */
 static void test_ftrace_arming_each_site(struct kunit *test)
 {
@@ -1980,7 +1933,7 @@ static void test_enomem_each_allocation(struct kunit *test)
 
 #ifdef CONFIG_KPROBES_ON_FTRACE
 /*
- * Third review, P5: a function entry's probe unregistered while each of
+ * A function entry's probe unregistered while each of
  * its allocations fails in turn (none, once it needs none). Its site
  * goes whatever fails, so its ip
  * must leave our ftrace filters too: had it stayed counted, a later
@@ -2033,7 +1986,21 @@ static void test_enomem_ftrace_site_leaves(struct kunit *test)
 #endif
 #endif
 
+/* ---- the suite ---------------------------------------------------------------------- */
 
+static int kprobes_test_init(struct kunit *test)
+{
+	kprobes_test_start(test);
+	target = kprobe_target;
+	target2 = kprobe_target2;
+	recursed_target = kprobe_recursed_target;
+	return 0;
+}
+
+static void kprobes_test_exit(struct kunit *test)
+{
+	kprobes_test_end(test);
+}
 
 static struct kunit_case kprobes_testcases[] = {
 	KUNIT_CASE(test_kprobe_by_symbol),

@@ -45,7 +45,6 @@ static struct task_struct *start_hammer(struct kunit *test)
 	return start_hammer_on(test, krp_target2);
 }
 
-#ifdef CONFIG_KRETPROBES
 static atomic_t entry_hits;
 
 struct stamp {
@@ -108,17 +107,13 @@ static void *instance_pool(struct kretprobe *rp)
 	return rp->rph;
 #endif
 }
-#endif
 
-#ifdef CONFIG_KRETPROBES
 static int entry_refuse(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	atomic_inc(&entry_hits);
 	return 1;
 }
-#endif
 
-#ifdef CONFIG_KRETPROBES
 static u32 (*nest_target)(u32);
 
 /* Recurses through a pointer so that the calls stay real calls. */
@@ -128,9 +123,7 @@ static noinline u32 kretprobe_nest_target(u32 depth)
 		return nest_target(depth - 1) + 1;
 	return 100;
 }
-#endif
 
-#ifdef CONFIG_KRETPROBES
 static DECLARE_COMPLETION(sleeper_entered);
 static DECLARE_COMPLETION(sleeper_go);
 static atomic_t sleeper_result;
@@ -151,9 +144,7 @@ static int sleeper_thread(void *data)
 		usleep_range(1000, 2000);
 	return 0;
 }
-#endif
 
-#ifdef CONFIG_KRETPROBES
 static void test_kretprobe_basic(struct kunit *test)
 {
 	struct kretprobe rp;
@@ -392,7 +383,6 @@ static void test_kretprobe_unregister_racing(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&hammer_wrong), 0);
 	KUNIT_EXPECT_GE(test, atomic_read(&ret_hits), 20);
 }
-#endif /* CONFIG_KRETPROBES */
 
 #if defined(CONFIG_KRETPROBES) && defined(CONFIG_ARCH_CORRECT_STACKTRACE_ON_KRETPROBE)
 static unsigned long driver_ret_addr, expected_ret_addr;
@@ -476,8 +466,6 @@ static void test_kretprobe_stacktrace(struct kunit *test)
 #endif
 }
 
-
-#ifdef CONFIG_KRETPROBES
 /*
  * Kretprobes listed twice: refused before either gets an instance pool
  * (the first pool leaked before; kmemleak shows it).
@@ -515,9 +503,7 @@ static void test_kretprobes_batch_rollback(struct kunit *test)
 	target(rand1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 0);
 }
-#endif
 
-#ifdef CONFIG_KRETPROBES
 static int return_nonzero(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	atomic_inc(&ret_hits);
@@ -639,11 +625,9 @@ static void test_kretprobe_task_exits_in_flight(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&entry_hits), 1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 0);
 }
-#endif /* CONFIG_KRETPROBES */
 
-#ifdef CONFIG_KRETPROBES
 /*
- * Third review, P2: a return probe waiting for its deferred release is
+ * A return probe waiting for its deferred release is
  * the core's until then. register_kretprobe() refuses it with -EBUSY,
  * unregister_kretprobe() and a second kretprobe_unregister_deferred()
  * leave it be; none of them touches its instance pool, which a call in
@@ -693,7 +677,6 @@ static void test_kretprobe_pending_release_kept(struct kunit *test)
 	/* Its callback freed it. */
 	KUNIT_EXPECT_EQ(test, atomic_read(&rp_released), 1);
 }
-#endif
 
 /* ---- the suite ---------------------------------------------------------------------- */
 

@@ -783,9 +783,9 @@ EOF
 # tree's own unifdef (scripts/unifdef.c; it exits 1 when it took
 # something out) without the later ones' cases; then arm64's.
 gcc -O2 -o "$build/unifdef" "$pristine/scripts/unifdef.c"
-put lib/test_kprobes.c $core/kretprobe_kunit.c $core/Makefile
+put lib/test_kprobes.c
 add lib/test_kprobes.h
-commit "kprobes: KUnit suites for the core" <<'EOF'
+commit "kprobes: a KUnit suite for the core" <<'EOF'
 Replace lib/test_kprobes.c with a suite of the core's behaviour on
 every architecture: registration by symbol and address, in batches,
 and the rollback of a failed batch; each refusal with the tree's error
@@ -800,13 +800,22 @@ every ftrace site it can while another IPMODIFY user holds one; every
 allocation of registering fails once in turn (fault injection) and
 gives -ENOMEM with nothing left behind.
 
-The kretprobe cases are a suite of their own beside the code
-(kernel/kprobes/kretprobe_kunit.c): entry_handler, data and maxactive,
-batches, nested and recursing hits, tasks exiting inside a probed
-call, unregistering while calls are in flight, and the stack traces
-through the trampoline that the tree's suite checked.
-lib/test_kprobes.h holds what the suites share: the counting handlers,
-the checks a handler makes, a thread hitting a probe.
+lib/test_kprobes.h holds what this suite shares with those that follow
+(the kretprobe cases, and each architecture's beside its code): the
+counting handlers, the checks a handler makes, a thread hitting a
+probe.
+EOF
+
+add $core/kretprobe_kunit.c
+put $core/Makefile
+commit "kprobes: KUnit cases for kretprobes" <<'EOF'
+Add a KUnit suite for kretprobes beside the core
+(kernel/kprobes/kretprobe_kunit.c, a module of its own): entry_handler,
+data and maxactive, batches and their rollback, the return address the
+probed function and its caller see, nested and recursing hits, tasks
+exiting inside a probed call, unregistering while calls are in flight
+and without waiting, and the stack traces through the trampoline that
+the tree's suite checked.
 EOF
 
 # Then the x86-64 cases of the breakpoint path, then those of jump
@@ -815,7 +824,9 @@ EOF
 "$build/unifdef" -B -UCONFIG_HAVE_HW_BREAKPOINT -UCONFIG_OPTPROBES \
 	"$repo/$x86/kunit_cases.c" > "$work/$x86/kunit_cases.c" || [ $? = 1 ]
 g add -f $x86/kunit_cases.c
-put $x86/kunit_targets.c $x86/kunit_targets.h $x86/Makefile
+maintainers_files add $x86/kunit_cases.c
+add $x86/kunit_targets.c $x86/kunit_targets.h
+put $x86/Makefile
 commit "x86/kprobes: KUnit cases for the x86-64 breakpoint path" <<'EOF'
 Add a KUnit suite for the x86-64 code, beside it: probes on each
 instruction kind the int3 handler emulates or copies (RIP-relative
@@ -867,9 +878,10 @@ writeback, barriers, LSE atomics, PACIASP and BTI) in two, counted
 with a per-CPU trap counter, or boosted in one when no post_handler
 runs (and stepped again while a member with one shares the site; a
 boosted probe registered and removed while another CPU calls through
-it); each refused kind with -EINVAL and its word untouched (BRK, SVC, HVC, ERET, MSR, MRS DAIF, WFI/WFE/YIELD,
-AUTIASP, RETAA, PRFM literal, SIMD&FP literal loads, an exception
-table entry, the exclusive load/store window, misaligned addresses);
+it); each refused kind with -EINVAL and its word untouched (BRK,
+SVC, HVC, ERET, MSR, MRS DAIF, WFI/WFE/YIELD, AUTIASP, RETAA, PRFM
+literal, SIMD&FP literal loads, an exception table entry, the
+exclusive load/store window, misaligned addresses);
 a redirecting pre_handler; the interrupt mask seen by handlers and
 restored after the step; nested hits; a kretprobe on a function that
 signs its return address; one register_kprobes() of 32 probes

@@ -28,7 +28,7 @@
 #include "test_kprobes.h"	/* lib/ */
 #include "kunit_targets.h"
 
-/* ---- arm64: simulated, stepped and refused instructions -------------------- */
+/* ---- simulated, stepped and refused instructions -------------------------- */
 
 /*
  * BRK traps per hit: a simulated instruction's; a step's two (with a
@@ -705,7 +705,7 @@ static void test_arm64_landing_pad_after_blr(struct kunit *test)
 }
 
 #ifdef CONFIG_OPTPROBES
-/* ---- arm64: optimized probes ------------------------------------------------ */
+/* ---- optimized probes ------------------------------------------------------ */
 
 /* Is the probe at @addr optimized, with its B in the text? */
 static bool a64_optimized(void *addr)
@@ -751,14 +751,18 @@ static void a64_arm_optimized(struct kunit *test, struct kprobe *kp, void *at,
  * again), and the B comes back when it leaves; so after disabling and
  * enabling. Unregistering writes the instruction back.
  */
-static void test_arm64_optimized(struct kunit *test)
+/*
+ * The parts of test_arm64_optimized(), each a function of its own: as
+ * one, its checks took more stack than a kernel with KASAN allows.
+ */
+
+/* The optimized @kp's first hits: the probed code's registers and mask. */
+static noinline_for_stack void a64_check_optimized_hits(struct kunit *test,
+							struct kprobe *kp)
 {
-	u32 orig = READ_ONCE(*kpt64_add_probe);
 	unsigned long traps;
-	struct kprobe kp, post;
 	bool off_after;
 
-	a64_arm_optimized(test, &kp, kpt64_add_probe, a64_opt_pre);
 	traps = brk_traps();
 	KUNIT_EXPECT_EQ(test, kpt64_addsub(10), 13ULL);
 	KUNIT_EXPECT_EQ(test, a64_opt_x0, 10UL);
@@ -774,8 +778,15 @@ static void test_arm64_optimized(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, a64_opt_irqs_on);
 	KUNIT_EXPECT_EQ(test, a64_opt_x0, 1UL);
 	KUNIT_EXPECT_EQ(test, brk_traps() - traps, 0UL);
-	KUNIT_EXPECT_EQ(test, kprobe_hits(&kp), 2UL);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(kp), 2UL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
+}
+
+/* A member with a post_handler joins: stepped while it stays. */
+static noinline_for_stack void a64_check_post_member_steps(struct kunit *test)
+{
+	unsigned long traps;
+	struct kprobe post;
 
 	init_probe(&post, kpt64_add_probe, NULL, 0, NULL, count_post2);
 	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&post));
@@ -787,18 +798,35 @@ static void test_arm64_optimized(struct kunit *test)
 	unregister_kprobe(&post);
 	wait_for_kprobe_optimizer();
 	KUNIT_EXPECT_TRUE(test, a64_optimized(kpt64_add_probe));
+}
 
-	KUNIT_EXPECT_EQ(test, 0, disable_kprobe(&kp));
+/* Disabled, the optimized @kp loses its B; enabled again, it has it back. */
+static noinline_for_stack void a64_check_optimized_disable(struct kunit *test,
+							   struct kprobe *kp)
+{
+	unsigned long traps;
+
+	KUNIT_EXPECT_EQ(test, 0, disable_kprobe(kp));
 	KUNIT_EXPECT_FALSE(test, a64_optimized(kpt64_add_probe));
 	KUNIT_EXPECT_EQ(test, kpt64_addsub(10), 13ULL);
-	KUNIT_EXPECT_EQ(test, 0, enable_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, 0, enable_kprobe(kp));
 	wait_for_kprobe_optimizer();
 	KUNIT_EXPECT_TRUE(test, a64_optimized(kpt64_add_probe));
 	traps = brk_traps();
 	KUNIT_EXPECT_EQ(test, kpt64_addsub(10), 13ULL);
 	KUNIT_EXPECT_EQ(test, brk_traps() - traps, 0UL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 4);
+}
 
+static void test_arm64_optimized(struct kunit *test)
+{
+	u32 orig = READ_ONCE(*kpt64_add_probe);
+	struct kprobe kp;
+
+	a64_arm_optimized(test, &kp, kpt64_add_probe, a64_opt_pre);
+	a64_check_optimized_hits(test, &kp);
+	a64_check_post_member_steps(test);
+	a64_check_optimized_disable(test, &kp);
 	unregister_kprobe(&kp);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(*kpt64_add_probe), orig);
 	KUNIT_EXPECT_EQ(test, kpt64_addsub(10), 13ULL);
@@ -854,11 +882,13 @@ static void test_arm64_optimized_kinds(struct kunit *test)
 			    kpt64_ldr_sp_probe, kpt64_stp_probe, kpt64_ldp_probe,
 			    kpt64_ldadd_probe };
 	int n = ARRAY_SIZE(at) - !cpu_have_named_feature(ATOMICS);
-	struct kprobe kp[ARRAY_SIZE(at)], *kps[ARRAY_SIZE(at)];
+	struct kprobe *kp, *kps[ARRAY_SIZE(at)];
 	unsigned long traps;
 	u64 v = 10;
 	int i;
 
+	kp = kunit_kcalloc(test, ARRAY_SIZE(at), sizeof(*kp), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, kp);
 	reset_counts();
 	for (i = 0; i < n; i++) {
 		init_probe(&kp[i], at[i], NULL, 0, count_pre, NULL);
@@ -1264,7 +1294,7 @@ static void test_arm64_batch(struct kunit *test)
 }
 
 #ifdef CONFIG_KPROBES_ON_FTRACE
-/* ---- arm64: probes at function entries, on ftrace --------------------------- */
+/* ---- probes at function entries, on ftrace ---------------------------------- */
 
 /*
  * Traced functions: each has an ftrace patch site laid out as the
@@ -1419,12 +1449,33 @@ static void a64_probe_entry(struct kunit *test, struct kprobe *kp,
  * and the probe's address as pc. ftrace's BL itself is refused, as the
  * tree's arm64 refuses it; the instructions before it are the entry's.
  */
+/*
+ * ftrace's BL of kpt64_traced8 (at @site, its entry at @entry), refused
+ * by offset and by address, while the entry's probe keeps firing. Out of
+ * test_arm64_ftrace_entry_regs(), whose checks take much stack under
+ * KASAN.
+ */
+static noinline_for_stack void a64_check_ftrace_bl_refused(struct kunit *test,
+							   unsigned long site,
+							   unsigned long entry)
+{
+	struct kprobe at_site;
+
+	init_probe(&at_site, NULL, "kpt64_traced8", site - entry, count_pre2, NULL);
+	EXPECT_REFUSED(test, -EINVAL, &at_site);
+	init_probe(&at_site, (void *)site, NULL, 0, count_pre2, NULL);
+	EXPECT_REFUSED(test, -EINVAL, &at_site);
+	KUNIT_EXPECT_EQ(test, kpt64_traced8(1, 1, 1, 1, 1, 1, 1, 1), 36ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 0);
+}
+
 static void test_arm64_ftrace_entry_regs(struct kunit *test)
 {
 	unsigned long site = a64_ftrace_site(kpt64_traced8);
 	unsigned long traps, sp_here = current_stack_pointer;
 	unsigned long entry = (unsigned long)kpt64_traced8;
-	struct kprobe kp, at_site;
+	struct kprobe kp;
 	int i;
 
 	init_probe(&kp, NULL, "kpt64_traced8", 0, a64_entry_pre, NULL);
@@ -1454,15 +1505,7 @@ static void test_arm64_ftrace_entry_regs(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, a64_entry_sp % 16, 0UL);
 	KUNIT_EXPECT_EQ(test, a64_entry_pstate & PSR_MODE_MASK, (unsigned long)PSR_MODE_EL1h);
 	KUNIT_EXPECT_EQ(test, !!(a64_entry_pstate & PSR_I_BIT), !!irqs_disabled());
-
-	/* ftrace's BL, by offset and by address. */
-	init_probe(&at_site, NULL, "kpt64_traced8", site - entry, count_pre2, NULL);
-	EXPECT_REFUSED(test, -EINVAL, &at_site);
-	init_probe(&at_site, (void *)site, NULL, 0, count_pre2, NULL);
-	EXPECT_REFUSED(test, -EINVAL, &at_site);
-	KUNIT_EXPECT_EQ(test, kpt64_traced8(1, 1, 1, 1, 1, 1, 1, 1), 36ULL);
-	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
-	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 0);
+	a64_check_ftrace_bl_refused(test, site, entry);
 	unregister_kprobe(&kp);
 }
 
@@ -1568,7 +1611,7 @@ static int a64_entry_skip_pre(struct kprobe *p, struct pt_regs *regs)
 }
 
 /*
- * Third review, P4: a pre_handler at an entry on ftrace that resumes
+ * A pre_handler at an entry on ftrace that resumes
  * past the probed instruction (pc = p->addr + 4), or at ftrace's BL
  * itself, goes on in the function, once, as after the tree's breakpoint
  * there; going through the BL again would hit the probe again, for ever.
@@ -1622,7 +1665,7 @@ asmlinkage void kpt64_direct_tramp(void);
 static struct ftrace_ops a64_direct_ops;
 
 /*
- * Third review, P3: a pre_handler at an entry on ftrace that returns
+ * A pre_handler at an entry on ftrace that returns
  * for the function (fail_function, bpf_override_return: pc = lr), on a
  * function that also has a direct trampoline which calls its body (BPF
  * fexit, fmod_ret). The caller gets the handler's value, as from the

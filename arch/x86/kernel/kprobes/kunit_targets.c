@@ -44,7 +44,7 @@ noinline notrace int kpt_static_call_fn(int v)
 /*
  * A static call whose target is "return 0": its inline site is written
  * as xor %eax,%eax with three cs prefixes, which static_call_update()
- * must find again (review finding F2).
+ * must find again.
  */
 static int kpt_sc_ret0_target(int v)
 {
@@ -76,7 +76,7 @@ noinline notrace u32 kpt_warn_fn(u32 v)
 
 /* Referred to by name from the asm below. */
 unsigned long kpt_rip_data = 0x1234567890abcdefUL;
-unsigned long (*kpt_fnptr)(void);
+kpt_fn_t kpt_fnptr;
 
 /* The assembly targets are declared in kunit_targets.h. */
 STACK_FRAME_NON_STANDARD(kpt_unsupported);
@@ -98,8 +98,8 @@ DEFINE_STATIC_KEY_FALSE(kpt_jl_into_key);
 DEFINE_STATIC_KEY_FALSE(kpt_jl_call_key);
 #endif
 
-asm(
-	".pushsection .text\n"
+/* The breakpoint path's instruction kinds, and those no probe may go on. */
+asm(".pushsection .text\n"
 	KPT_FUNC(kpt_rip_load)
 	"	movq kpt_rip_data(%rip), %rax\n"
 	KPT_RET
@@ -197,7 +197,13 @@ asm(
 	"	lretl\n"
 	"	int $0x80\n"
 	KPT_END(kpt_unsupported)
+	".popsection\n");
 
+/*
+ * Boosting and the optimizer's regions. Separate asm() statements keep
+ * each string short enough for sparse.
+ */
+asm(".pushsection .text\n"
 	KPT_FUNC(kpt_inc)
 	"	movq %rdi, %rax\n"
 	"	incq %rax\n"
@@ -285,7 +291,10 @@ asm(
 	"	.endr\n"
 	KPT_RET
 	KPT_END(kpt_opt_many)
+	".popsection\n");
 
+/* Blacklisted pieces, exception table entries, listed sites. */
+asm(".pushsection .text\n"
 	/*
 	 * kpt_forbidden (NOKPROBE) and the pieces a compiler would split
 	 * off it or specialize it into; kpt_allowed.cold, a piece of a
@@ -457,5 +466,4 @@ asm(
 	".quad kpt_jl_call_key - .\n"
 	".popsection\n"
 #endif
-	".popsection\n"
-);
+	".popsection\n");

@@ -12,8 +12,9 @@
 #include <linux/jump_label.h>
 
 /* Read by kpt_rip_load(); called through by kpt_callmem(). */
+typedef unsigned long (*kpt_fn_t)(void);
 extern unsigned long kpt_rip_data;
-extern unsigned long (*kpt_fnptr)(void);
+extern kpt_fn_t kpt_fnptr;
 
 /* Called through a pointer, from kpt_opt_callmem() and kpt_opt_tailind(). */
 unsigned long kpt_c_add1(unsigned long x);
