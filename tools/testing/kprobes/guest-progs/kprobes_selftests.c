@@ -1079,6 +1079,102 @@ static const char *getppid_function(void)
 	return NULL;
 }
 
+/* Does the query's verdict on @point have the line @line? */
+static int query_says(const char *point, const char *line)
+{
+	char verdict[1024];
+
+	if (!query(point, verdict, sizeof(verdict)))
+		return 0;
+	if (!strstr(verdict, line)) {
+		note("query %s:\n%s", point, verdict);
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * The query file: each verdict with its rule, and for every offset of
+ * kernel_clone's first 17 bytes the answer registering gives.
+ */
+static int t_query(void)
+{
+	char point[64], verdict[1024];
+	int off, yes, registered, ok = 1;
+
+	if (access(D "/query", F_OK))
+		return skip("no query file");
+	ok &= step(query_says("get_kprobe", "probe: no: blacklisted"), "blacklisted");
+	ok &= step(query_says("no_such_function_for_kprobes", "probe: no: no such symbol"),
+		   "unknown symbol");
+	ok &= step(query_says("kernel_clone", "probe: yes\n") &&
+		   query_says("kernel_clone", "entry: yes\n"), "entry");
+	ok &= step(query_says("kernel_clone+1", "probe: no: "), "kernel_clone+1 refused");
+	ok &= step(put(D "/query", "\n", 0) < 0, "empty point refused");
+	if (!have_events)
+		return ok;
+	for (off = 0; off <= 16; off++) {
+		snprintf(point, sizeof(point), "kernel_clone+%d", off);
+		if (!query(point, verdict, sizeof(verdict)))
+			return step(0, point);
+		yes = !!strstr(verdict, "probe: yes\n");
+		snprintf(verdict, sizeof(verdict), "p:kptest/q %s\n", point);
+		registered = !put(T "/kprobe_events", verdict, 1);
+		if (registered)
+			put(T "/kprobe_events", "-:kptest/q\n", 1);
+		if (yes != registered) {
+			note("%s: query says %s, kprobe_events %s", point, yes ? "yes" : "no",
+			     registered ? "registered it" : "refused it");
+			ok = 0;
+		}
+	}
+	return ok;
+}
+
+#define FAIL_FN "/sys/kernel/debug/fail_function"
+
+/* chdir()'s syscall function, which fail_function is pointed at. */
+static const char *chdir_function(void)
+{
+	static const char *const names[] = {
+		"__x64_sys_chdir", "__arm64_sys_chdir", "__riscv_sys_chdir", "sys_chdir",
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (kallsyms_addr(names[i]))
+			return names[i];
+	return NULL;
+}
+
+/* fail_function: its kprobe's pre_handler makes the probed syscall fail. */
+static int t_fail_function(void)
+{
+	const char *fn = chdir_function();
+	char path[128], neg[80];
+	int ok = 1, failed;
+
+	if (access(FAIL_FN "/inject", F_OK))
+		return skip("no fail_function (CONFIG_FAIL_FUNCTION)");
+	if (!fn)
+		return skip("no chdir syscall function in kallsyms");
+	if (put(FAIL_FN "/inject", fn, 0) < 0)
+		return step(0, "inject");
+	snprintf(path, sizeof(path), FAIL_FN "/%s/retval", fn);
+	ok &= step(!put(path, "-12", 0) && !put(FAIL_FN "/probability", "100", 0) &&
+		   !put(FAIL_FN "/times", "-1", 0), "set up");
+	ok &= step(contains(D "/list", fn), "its kprobe listed");
+	failed = chdir("/tmp") < 0 && errno == ENOMEM;
+	ok &= step(failed, "chdir fails with -ENOMEM");
+	snprintf(neg, sizeof(neg), "!%s", fn);
+	ok &= step(!put(FAIL_FN "/inject", neg, 0), "removed");
+	ok &= step(!contains(D "/list", fn), "its kprobe gone");
+	ok &= step(!chdir("/tmp"), "chdir works again");
+	if (chdir("/"))
+		ok = 0;
+	return ok;
+}
+
 /* A perf kprobe event (or kretprobe, @ret) at @func counts this task's hits. */
 static int t_perf_counts(const char *func, int ret)
 {
@@ -1493,6 +1589,8 @@ static void selftests(void)
 	report("stats_count_hits", t_stats());
 	report("gone_site_revived", t_revive());
 	report("optimized_probe_event", t_optimized());
+	report("query_says_why", t_query());
+	report("fail_function_injects_error", t_fail_function());
 	report("uprobe_stepped_and_simulated", t_uprobe());
 	report("perf_kprobe_pmu_counts", t_perf_counts("kernel_clone", 0));
 	report("perf_kretprobe_pmu_counts", t_perf_counts("kernel_clone", 1));
