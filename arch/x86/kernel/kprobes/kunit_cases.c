@@ -107,7 +107,9 @@ static void recurse_asm_post(struct kprobe *p, struct pt_regs *regs, unsigned lo
 	HANDLER_CHECK(kpt_rip_load() == kpt_rip_data);
 }
 
-#if defined(CONFIG_X86_64) && defined(CONFIG_KPROBES_ON_FTRACE)
+/* ---- an entry on ftrace resumed past its call ---------------------------- */
+
+#ifdef CONFIG_KPROBES_ON_FTRACE
 static int skip_ftrace_call_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	if (current != test_task || !kprobe_ftrace(p) || atomic_inc_return(&pre_hits) > 3)
@@ -136,6 +138,8 @@ static void test_ftrace_entry_skip_call(struct kunit *test)
 	unregister_kprobe(&kp);
 }
 #endif
+
+/* ---- many probes at once, and the index behind get_kprobe() -------------- */
 
 /* Many probes at once: each fires, one batch, one removal. */
 static void test_kprobes_many(struct kunit *test)
@@ -232,6 +236,8 @@ static void test_index_churn(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpt_opt_many(), OPT_MANY_SUM);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), OPT_BATCH / 2 + OPT_BATCH);
 }
+
+/* ---- refusals: inside an instruction, unsupported kinds, listed sites ---- */
 
 static void test_refuse_mid_instruction(struct kunit *test)
 {
@@ -334,6 +340,8 @@ static void test_refuse_bug_site(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpt_warn_fn(1), 2U);
 }
 
+/* ---- instruction kinds on the breakpoint path ---------------------------- */
+
 static void test_insn_rip_relative(struct kunit *test)
 {
 	check_insn(test, kpt_rip_load, kpt_rip_load, kpt_rip_data);
@@ -407,6 +415,8 @@ static void test_insn_loop(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 5);
 	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 5);
 }
+
+/* ---- handlers' powers, hit counters -------------------------------------- */
 
 static void test_redirect_breakpoint(struct kunit *test)
 {
@@ -531,6 +541,8 @@ static void test_member_hit_counters(struct kunit *test)
 	call_kpt_ret(test, 1, 7);
 }
 
+/* ---- boosting ------------------------------------------------------------ */
+
 /* int3 traps kprobes handled, on all CPUs. */
 static unsigned long int3_traps(void)
 {
@@ -646,6 +658,8 @@ static void test_boost_under_hits(struct kunit *test)
 }
 
 #ifdef CONFIG_OPTPROBES
+/* ---- optimized probes ---------------------------------------------------- */
+
 static bool site_optimized(void *addr)
 {
 	struct kprobe *p = probe_at(addr);
@@ -1013,6 +1027,8 @@ static void test_optimized_batch(struct kunit *test)
 }
 #endif /* CONFIG_OPTPROBES */
 
+/* ---- listed sites, ftrace sites, faults and nested hits ------------------ */
+
 /*
  * A jump label site is refused whichever way its key points, and a jump
  * that would cover it is never written: the copy would go stale.
@@ -1237,6 +1253,8 @@ static void test_fault_in_copy(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 2);
 }
 
+/* ---- aggregates and disabled probes on the breakpoint path --------------- */
+
 static void test_aggregate_breakpoint(struct kunit *test)
 {
 	struct kprobe a, b;
@@ -1291,6 +1309,8 @@ static void test_disable_aggregate_member(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 1);
 	unregister_kprobes((struct kprobe *[]){ &a, &b }, 2);
 }
+
+/* ---- ENDBR, preambles, pieces and listed sites --------------------------- */
 
 /*
  * Offsets 1 to 3 into an ENDBR64 are not instruction boundaries: -EILSEQ,
@@ -1427,6 +1447,8 @@ static void test_boost_refused_twobyte(struct kunit *test)
 }
 
 #ifdef CONFIG_OPTPROBES
+/* ---- the optimizer's regions --------------------------------------------- */
+
 /* Register a probe at @addr, let the optimizer run: was it optimized? */
 static bool optimizes(struct kunit *test, void *addr)
 {
@@ -1745,7 +1767,7 @@ static void test_optimized_freed_after_tasks_gp(struct kunit *test)
 }
 #endif /* CONFIG_OPTPROBES */
 
-#if defined(CONFIG_X86_64) && defined(CONFIG_OPTPROBES)
+#ifdef CONFIG_OPTPROBES
 static int opt_calls_target2(struct kprobe *p, struct pt_regs *regs)
 {
 	HANDLER_CHECK(!irqs_disabled());	/* as kpt_opt's caller had them */
@@ -1777,7 +1799,7 @@ static void test_optimized_nested_hit(struct kunit *test)
 }
 #endif
 
-#if defined(CONFIG_X86_64) && defined(CONFIG_OPTPROBES)
+#ifdef CONFIG_OPTPROBES
 #define DEFERRED_OPT_ROUNDS	20
 
 /*
@@ -1821,6 +1843,8 @@ static void test_deferred_optimized_sites(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpt_opt(10), 16UL);
 }
 #endif
+
+/* ---- retiring sites, boosting settled, traps that are not ours ----------- */
 
 #ifdef CONFIG_OPTPROBES
 /*
