@@ -1409,11 +1409,13 @@ static void ipmodify_holder(unsigned long ip, unsigned long parent_ip,
 {
 }
 
+#ifdef CONFIG_DEBUG_FS
 /* Another user that may change the IP, as a livepatch does. */
 static struct ftrace_ops ipmodify_holder_ops = {
 	.func = ipmodify_holder,
 	.flags = FTRACE_OPS_FL_SAVE_REGS_IF_SUPPORTED | FTRACE_OPS_FL_IPMODIFY,
 };
+#endif
 
 /* Calls of the test's own thread, at each of two kernel functions' entry. */
 static atomic_t entry_f_hits, entry_g_hits;
@@ -1447,6 +1449,7 @@ static void entry_post(struct kprobe *p, struct pt_regs *regs, unsigned long fla
  */
 static void test_ftrace_arming_each_site(struct kunit *test)
 {
+#ifdef CONFIG_DEBUG_FS
 	struct kprobe f, g;
 	int ret;
 
@@ -1478,6 +1481,9 @@ static void test_ftrace_arming_each_site(struct kunit *test)
 	unregister_kprobes((struct kprobe *[]){ &f, &g }, 2);
 	ns_to_timespec64(5);
 	KUNIT_EXPECT_EQ(test, atomic_read(&entry_f_hits), 1);
+#else
+	kunit_skip(test, "the enabled switch is a debugfs file");
+#endif
 }
 
 /* A plain ftrace user beside ours, as the function tracer is. */
