@@ -153,8 +153,8 @@ static inline bool site_holds(struct kprobe *site, struct kprobe *p)
 }
 
 static inline void init_probe(struct kprobe *p, void *addr, const char *sym,
-		       unsigned int offset, kprobe_pre_handler_t pre,
-		       kprobe_post_handler_t post)
+			      unsigned int offset, kprobe_pre_handler_t pre,
+			      kprobe_post_handler_t post)
 {
 	memset(p, 0, sizeof(*p));
 	p->addr = addr;
@@ -279,8 +279,9 @@ static inline int return_count(struct kretprobe_instance *ri, struct pt_regs *re
 			unregister_kretprobe(__rp);			\
 	} while (0)
 
-static inline void init_rp(struct kretprobe *rp, const char *sym, kretprobe_handler_t entry,
-		    kretprobe_handler_t handler, size_t data_size, int maxactive)
+static inline void init_rp(struct kretprobe *rp, const char *sym,
+			   kretprobe_handler_t entry, kretprobe_handler_t handler,
+			   size_t data_size, int maxactive)
 {
 	memset(rp, 0, sizeof(*rp));
 	rp->kp.symbol_name = sym;
