@@ -112,7 +112,7 @@ test: initramfs alt-kernel
 		touch $(BUILD)/cross-built-$$a; done; } > $(CROSS_BUILD_LOG) 2>&1 & bg=$$!; \
 	echo "  KERNEL  $(TEST_CROSS) meanwhile, log in .build/cross-build.log"; \
 	echo "  QEMU    main config, console in .build/console-test.log"; \
-	KPTEST_APPEND="$(MAIN_APPEND)" $(T)/run-guest.sh test $(BUILD)/console-test.log 2400; \
+	$(T)/run-guest.sh -t 2400 $(BUILD)/console-test.log kptest=test $(MAIN_APPEND); \
 	echo "  QEMU    alt config, console in .build/console-alt.log"; \
 	$(ALT_RUN); \
 	for a in $(TEST_CROSS); do \
@@ -131,15 +131,15 @@ $(addprefix test-,$(CROSS_ARCHES) $(ARM64_VARIANTS)): test-%: tree
 	@python3 $(T)/ktap-summary.py $(BUILD)/console-$*.log:$*
 
 test-main: initramfs
-	@KPTEST_APPEND="$(MAIN_APPEND)" $(T)/run-guest.sh test $(BUILD)/console-test.log 2400
+	@$(T)/run-guest.sh -t 2400 $(BUILD)/console-test.log kptest=test $(MAIN_APPEND)
 	@python3 $(T)/ktap-summary.py $(BUILD)/console-test.log:main
 
-ALT_RUN = KERNEL=$(OBJ_ALT)/arch/x86/boot/bzImage INITRD=$(BUILD)/initramfs-bare.cpio.gz \
-	KPTEST_APPEND="$(KUNIT_APPEND)" $(T)/run-guest.sh kunit $(BUILD)/console-alt.log 900 && \
+ALT_GUEST = $(T)/run-guest.sh -k $(OBJ_ALT)/arch/x86/boot/bzImage \
+	-i $(BUILD)/initramfs-bare.cpio.gz
+ALT_RUN = $(ALT_GUEST) $(BUILD)/console-alt.log kptest=kunit $(KUNIT_APPEND) && \
 	echo "  QEMU    alt config on one CPU of two, console in .build/console-alt-up.log" && \
-	KERNEL=$(OBJ_ALT)/arch/x86/boot/bzImage INITRD=$(BUILD)/initramfs-bare.cpio.gz \
-	KPTEST_APPEND="maxcpus=1 kunit.filter_glob=$(ALT_UP_TESTS)" \
-	$(T)/run-guest.sh kunit $(BUILD)/console-alt-up.log 300
+	$(ALT_GUEST) -t 300 $(BUILD)/console-alt-up.log kptest=kunit maxcpus=1 \
+		kunit.filter_glob=$(ALT_UP_TESTS)
 # The cases that need a kernel booted with one CPU of several possible
 # (the lock prefixes patched out), run again that way.
 ALT_UP_TESTS := kprobes_test_x86.test_smp_lock_prefix
@@ -162,7 +162,7 @@ demo: tree
 else
 DEMO_LOG := $(BUILD)/console-demo.log
 demo: initramfs
-	@KPTEST_APPEND="$(MAIN_APPEND)" $(T)/run-guest.sh demo $(DEMO_LOG) 600
+	@$(T)/run-guest.sh -t 600 $(DEMO_LOG) kptest=demo $(MAIN_APPEND)
 endif
 	@sed -n '/^### /,/KPROBES-GUEST-DONE/p' $(DEMO_LOG) | tr -d '\r' | \
 		grep -v 'KPROBES-GUEST-DONE'
@@ -171,12 +171,12 @@ endif
 STORM_SECS ?= 60
 storm: initramfs
 	@echo "  QEMU    storm for $(STORM_SECS) s, console in .build/console-storm.log"
-	@KPTEST_APPEND="$(MAIN_APPEND) storm_secs=$(STORM_SECS)" \
-		$(T)/run-guest.sh storm $(BUILD)/console-storm.log $$(( $(STORM_SECS) + 600 ))
+	@$(T)/run-guest.sh -t $$(( $(STORM_SECS) + 600 )) $(BUILD)/console-storm.log \
+		kptest=storm $(MAIN_APPEND) storm_secs=$(STORM_SECS)
 	@python3 $(T)/ktap-summary.py $(BUILD)/console-storm.log:storm
 
 shell: initramfs
-	@KPTEST_APPEND="$(MAIN_APPEND)" $(T)/run-guest.sh shell $(BUILD)/console-shell.log
+	@$(T)/run-guest.sh -s $(BUILD)/console-shell.log kptest=shell $(MAIN_APPEND)
 
 # Two more kernels (ours and the untouched tree, same fragments plus
 # bench.config), each booted once with -icount shift=0.

@@ -4,8 +4,8 @@
 # bench-arm64.sh [kernels|modules|boot|report|all]: make bench-arm64. Our
 # arm64 kprobes against the tree's, each built from the arm64 guest's
 # fragments (arch-common.config, arm64.config) plus bench-arm64.config,
-# each booted once under qemu-system-aarch64 -machine virt -cpu max
-# -icount shift=0 with an initramfs whose /init (bench-arm64/init.c)
+# each booted once (run-guest.sh -a arm64 -c: -icount shift=0) with an
+# initramfs (make-initramfs.sh --bench-arm64) whose /init (bench-arm64/init.c)
 # loads bench-arm64/kprobe_bench_arm64.ko, which prints "KPB..." lines
 # on the console, then runs the clients (guest-progs/kprobe_clients.c,
 # as make bench does on x86-64), with bench/kprobe_bench_gp.ko for its
@@ -80,17 +80,7 @@ kernels() {
 }
 
 modules() {
-	local which mod root ours init=$build/bench-arm64-init
-	local clients=$build/bench-arm64-kprobe_clients
-	if [ ! -x "$init" ] || [ "$t/bench-arm64/init.c" -nt "$init" ]; then
-		echo "  CC      .build/bench-arm64-init (static, aarch64)"
-		aarch64-linux-gnu-gcc -static -O2 -Wall -o "$init" "$t/bench-arm64/init.c"
-	fi
-	if [ ! -x "$clients" ] || [ "$t/guest-progs/kprobe_clients.c" -nt "$clients" ]; then
-		echo "  CC      .build/bench-arm64-kprobe_clients (static, aarch64)"
-		aarch64-linux-gnu-gcc -static -O2 -Wall -pthread -o "$clients" \
-			"$t/guest-progs/kprobe_clients.c"
-	fi
+	local which mod ours
 	for which in $BENCH_ARM64_KERNELS; do
 		mod=$build/bench-arm64-mod-$which
 		mkdir -p "$mod"
@@ -105,29 +95,18 @@ modules() {
 			ours=y
 		echo "  MODULE  bench-arm64, $which kprobes"
 		kmake "$which" M="$mod" KPB_OURS="$ours" modules
-		root=$build/initramfs-bench-arm64-$which
-		rm -rf "$root"
-		mkdir -p "$root"/{bin,dev,proc,sys}
-		cp "$init" "$root/init"
-		cp "$clients" "$root/bin/kprobe_clients"
-		cp "$mod/kprobe_bench_arm64.ko" "$mod/kprobe_bench_gp.ko" "$root/"
-		(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) \
-			> "$build/initramfs-bench-arm64-$which.cpio.gz"
+		# /init is bench-arm64/init.c, /bin/kprobe_clients make bench's.
+		"$t/make-initramfs.sh" --bench-arm64 "$which"
 	done
 }
 
-# qemu_boot KERNEL LOG APPEND: one guest, its console into LOG.
+# qemu_boot WHICH LOG APPEND: one guest, its console into LOG; -icount
+# needs single-threaded TCG: the two vCPUs run in turn and the virtual
+# clock advances 1 ns per instruction of either.
 qemu_boot() {
-	# -icount needs single-threaded TCG: the two vCPUs run in turn
-	# and the virtual clock advances 1 ns per instruction of either.
-	timeout --foreground -k 10 "$BENCH_ARM64_TIMEOUT" \
-		qemu-system-aarch64 -machine virt -cpu max -icount shift=0 \
-		-accel tcg,thread=single -smp 2 -m 1G -no-reboot -nographic \
-		-kernel "$build/obj-bench-arm64-$1/arch/arm64/boot/Image" \
-		-initrd "$build/initramfs-bench-arm64-$1.cpio.gz" \
-		-append "$3" -serial file:"$2" -monitor none \
-		</dev/null >/dev/null 2>&1 ||
-		echo "bench-arm64: QEMU ended with status $?" >> "$2"
+	"$t/run-guest.sh" -a arm64 -c -t "$BENCH_ARM64_TIMEOUT" \
+		-k "$build/obj-bench-arm64-$1/arch/arm64/boot/Image" \
+		-i "$build/initramfs-bench-arm64-$1.cpio.gz" "$2" "$3"
 }
 
 # clients_args EXPS[@K]: the clients' boot options (make bench's).
@@ -141,8 +120,8 @@ boot() {
 	local which log append only k
 	for which in $BENCH_ARM64_KERNELS; do
 		log=$build/console-bench-arm64-$which.log
-		append="console=ttyAMA0 panic=-1 preempt=full"
-		[ -n "$BENCH_ARM64_ARGS" ] && append="$append kpb_args=\"$BENCH_ARM64_ARGS\""
+		append=
+		[ -n "$BENCH_ARM64_ARGS" ] && append="kpb_args=\"$BENCH_ARM64_ARGS\""
 		[ -n "$BENCH_ARM64_CLIENTS" ] &&
 			append="$append $(clients_args "$BENCH_ARM64_CLIENTS_ONLY")"
 		echo "  QEMU    bench-arm64, $which kprobes (-icount shift=0), console in ${log#$repo/}"
@@ -154,7 +133,7 @@ boot() {
 			log=$build/console-bench-arm64-$which-boot$k.log
 			echo "  QEMU    bench-arm64 clients ($only), $which kprobes, boot $k, console in ${log#$repo/}"
 			qemu_boot "$which" "$log" \
-				"console=ttyAMA0 panic=-1 preempt=full kpb_clients_alone=1 $(clients_args "$only")"
+				"kpb_clients_alone=1 $(clients_args "$only")"
 		done
 	done
 }

@@ -68,10 +68,9 @@ done
 if [ "$mode" = coverage ]; then
 	for which in $BENCH_KERNELS; do
 		echo "  QEMU    coverage, $which kprobes, console in .build/console-coverage-$which.log"
-		KERNEL=$build/obj-bench-$which/arch/x86/boot/bzImage \
-		INITRD=$build/initramfs-bench-$which.cpio.gz \
-		KPTEST_APPEND="kpcov_fns=$BENCH_COVERAGE" \
-			"$t/run-guest.sh" coverage "$build/console-coverage-$which.log" 3600
+		"$t/run-guest.sh" -t 3600 -k "$build/obj-bench-$which/arch/x86/boot/bzImage" \
+			-i "$build/initramfs-bench-$which.cpio.gz" \
+			"$build/console-coverage-$which.log" kptest=coverage "kpcov_fns=$BENCH_COVERAGE"
 	done
 	python3 "$t/coverage-report.py" "$build/console-coverage-ours.log" \
 		"$build/console-coverage-upstream.log" | tee "$out/coverage.txt"
@@ -88,11 +87,8 @@ clients_args() {
 
 # bench_guest WHICH LOG APPEND: boot WHICH's bench kernel, console into LOG.
 bench_guest() {
-	KERNEL=$build/obj-bench-$1/arch/x86/boot/bzImage \
-	INITRD=$build/initramfs-bench-$1.cpio.gz \
-	QEMU_EXTRA="-icount shift=0" \
-	KPTEST_APPEND=$3 \
-		"$t/run-guest.sh" bench "$2" 5400
+	"$t/run-guest.sh" -c -t 5400 -k "$build/obj-bench-$1/arch/x86/boot/bzImage" \
+		-i "$build/initramfs-bench-$1.cpio.gz" "$2" kptest=bench "$3"
 }
 
 for which in $BENCH_KERNELS; do

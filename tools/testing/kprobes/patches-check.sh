@@ -54,8 +54,8 @@ for c in $(git -C "$src" rev-list --reverse upstream..series); do
 		if [ "$sum" = "$booted" ]; then
 			what="same alt kernel as the last booted"
 		else
-			KERNEL=$obja/arch/x86/boot/bzImage INITRD=$build/initramfs-bare.cpio.gz \
-				"$T/run-guest.sh" kunit "$log" 900
+			"$T/run-guest.sh" -k "$obja/arch/x86/boot/bzImage" \
+				-i "$build/initramfs-bare.cpio.gz" "$log" kptest=kunit
 			if grep -q '^ok [0-9]* kprobes_test' "$log" &&
 			   python3 "$T/ktap-summary.py" "$log:prefix-$n" >/dev/null; then
 				booted=$sum
