@@ -574,7 +574,7 @@ extern struct kretprobe_blackpoint kretprobe_blacklist[];
 /*
  * For the arch's reader of original text: true while the text may hold
  * a jump of ours that get_kprobe() does not find (an optimized site whose
- * last probe went, "retiring"; see kernel/kprobes/optimizer.c). The core
+ * last probe went, "retiring"; see kernel/kprobes/batch.c). The core
  * writes such jumps back before any path decodes text, so an arch that
  * finds this true is called against that rule, and must neither trust
  * nor keep what it decodes. kprobe_mutex held. Without CONFIG_OPTPROBES

@@ -59,7 +59,7 @@
  * A retiring site has no members, so its detour runs no handler; it is
  * out of the table, but its jump stays until unregistering (while its
  * grace period runs), retire_work or the next path that must not meet it
- * writes the text back (see retiring_sites in optimizer.c); it is freed
+ * writes the text back (see retiring_sites in batch.c); it is freed
  * after an RCU-tasks grace period (see retired_sites). So is every site
  * whose jump was ever written, however it lost it before its last probe
  * went (KPROBE_FLAG_JUMPED): a task may still be on its way through the
@@ -111,14 +111,14 @@
  * and the hit path's index behind get_kprobe()), place.c (resolving a
  * probe point and the checks of where a probe may go), batch.c (a
  * registration call's batch: the text locks, publishing it, its grace
- * period, freeing the sites that left), arming.c (breakpoints, ftrace
- * filters and the global switch), optimizer.c (jumps, and the retiring
- * of optimized sites), slots.c (instruction slots), blacklist.c (with
- * the modules' entries), listed.c (jump label, static call and bug
- * sites), counters.c (per-CPU hit counters, and a member's hits counted
- * by its site), gone.c (text going away: modules, init memory),
- * kretprobe.c (return instances), deferred.c (unregistering that does
- * not wait) and debugfs.c (the files under
+ * period, and every way a site leaves: freed after it, or retired
+ * first when optimized), arming.c (breakpoints, ftrace filters and the
+ * global switch), optimizer.c (jumps), slots.c (instruction slots),
+ * blacklist.c (with the modules' entries), listed.c (jump label, static
+ * call and bug sites), counters.c (per-CPU hit counters, and a member's
+ * hits counted by its site), gone.c (text going away: modules, init
+ * memory), kretprobe.c (return instances), deferred.c (unregistering
+ * that does not wait) and debugfs.c (the files under
  * /sys/kernel/debug/kprobes/).
  */
 
@@ -706,7 +706,7 @@ unpin:
  * Take @p out of its site. A site left without members is disarmed now
  * and leaves the table when the batch is published (batch.c), once the
  * disarming reached every CPU, or, if it is optimized, retires
- * (optimizer.c). Either way the batch waits for a grace period before
+ * (batch.c too). Either way the batch waits for a grace period before
  * it returns, since a CPU may still be running @p's handlers.
  */
 static void remove_probe(struct kprobe_batch *b, struct kprobe *p, struct kprobe *site)

@@ -127,8 +127,10 @@ int kprobe_defer_unregister(struct kprobe_deferred *d)
 
 	mutex_lock(&kprobe_mutex);
 	kprobe_batch_begin(&b);
+	b.defer_to = d;
 	unhooked = kprobe_unhook(&b, d->p);
-	kprobe_batch_defer(&b, d);
+	/* An ftrace error leaves a site unarmed: as good as gone here. */
+	kprobe_batch_finish(&b);
 	if (unhooked) {
 		deferred_add(d);
 		/* Under the mutex: see kprobe_deferred_barrier(). */

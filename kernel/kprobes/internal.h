@@ -4,11 +4,10 @@
  * of probes and sites (its opening comment is the map); the other files
  * each own one concept and the data that goes with it: table.c the
  * sites by address, place.c where a probe may go, batch.c a
- * registration call's batch and the release of the sites that left,
- * arming.c the breakpoints, ftrace filters and the global switch,
- * optimizer.c the jumps and the retiring of optimized sites, slots.c
- * the instruction slots,
- * blacklist.c the blacklist, listed.c the sites the kernel's own tables
+ * registration call's batch and every way a site leaves the table (the
+ * retiring of optimized sites too), arming.c the breakpoints, ftrace
+ * filters and the global switch, optimizer.c the jumps, slots.c the
+ * instruction slots, blacklist.c the blacklist, listed.c the sites the kernel's own tables
  * list (jump labels, static calls, BUG()), counters.c the hit counters,
  * gone.c text going away, kretprobe.c the return instances, deferred.c
  * unregistering that does not wait, debugfs.c the files under
@@ -113,17 +112,20 @@ static inline struct kprobe *aggr_site(struct kprobe_aggregate *agg)
  * @poked: breakpoint writes were queued and must be applied
  * @need_sync: wait for a grace period before returning, because a probe
  *	left the table or an aggregate
- * @deferred: nobody waits: kprobe_batch_defer() hands the dying sites
- *	to a deferred probe, and the grace period is polled (deferred.c)
+ * @defer_to: when set, nobody waits: kprobe_batch_finish() hands the
+ *	dying sites to this deferred probe, which polls for the grace
+ *	period (deferred.c)
  * @grace_started, @grace: that grace period, started when the batch is
  *	published and waited for by kprobe_batch_finish() with no lock held
  */
+struct kprobe_deferred;
+
 struct kprobe_batch {
 	struct list_head free_list;
 	struct list_head free_aggregates;
+	struct kprobe_deferred *defer_to;
 	bool poked;
 	bool need_sync;
-	bool deferred;
 	bool grace_started;
 	struct rcu_synchronize grace;
 };
@@ -337,9 +339,23 @@ void kprobe_batch_begin_retired(struct kprobe_batch *b);
 void kprobe_batch_apply_text(struct kprobe_batch *b);
 int kprobe_batch_finish(struct kprobe_batch *b);
 int kprobe_sync_all_sites(void);
-void kprobe_batch_defer(struct kprobe_batch *b, struct kprobe_deferred *d);
 void kprobe_release_dying_sites(struct list_head *sites,
 				struct list_head *aggregates);
+
+/* Retiring sites; without the optimizer, none ever retires. */
+#ifdef CONFIG_OPTPROBES
+bool kprobe_site_start_retiring(struct kprobe *site);
+void kprobe_retire_sites(void);
+#else
+static inline bool kprobe_site_start_retiring(struct kprobe *site)
+{
+	return false;
+}
+
+static inline void kprobe_retire_sites(void)
+{
+}
+#endif
 
 /* ---- deferred.c --------------------------------------------------------- */
 
@@ -411,11 +427,6 @@ void kprobe_site_sync_optimized(struct kprobe_batch *b, struct kprobe *site,
 void kprobe_sync_covering_sites(struct kprobe_batch *b, kprobe_opcode_t *addr);
 void kprobe_requeue_covering_sites(kprobe_opcode_t *addr);
 
-/* Retiring sites; without the optimizer, none ever retires. */
-bool kprobe_site_start_retiring(struct kprobe *site);
-bool kprobe_site_keep_retired(struct kprobe *site);
-void kprobe_retire_chunk(void);
-void kprobe_retire_sites(void);
 #else
 static inline void kprobe_query_optimize(struct kprobe_query_verdict *v, struct kprobe *p)
 {
@@ -446,24 +457,6 @@ static inline void kprobe_sync_covering_sites(struct kprobe_batch *b, kprobe_opc
 }
 
 static inline void kprobe_requeue_covering_sites(kprobe_opcode_t *addr)
-{
-}
-
-static inline bool kprobe_site_start_retiring(struct kprobe *site)
-{
-	return false;
-}
-
-static inline bool kprobe_site_keep_retired(struct kprobe *site)
-{
-	return false;
-}
-
-static inline void kprobe_retire_chunk(void)
-{
-}
-
-static inline void kprobe_retire_sites(void)
 {
 }
 #endif /* CONFIG_OPTPROBES */

@@ -256,9 +256,16 @@ queued breakpoint writes once, drops text_mutex, applies the ftrace
 filter changes, takes the sites that left out of the table and starts
 one grace period for all of them at once, so that it runs while the
 rest is done. It waits for it with kprobe_mutex dropped, then frees the
-sites that left; a site whose jump was ever written goes to the
-optimizer, which frees it after an RCU-tasks grace period. A batch in
-which no probe left the table waits for nothing.
+sites that left. A batch in which no probe left the table waits for
+nothing; one handed to a deferred probe (kprobe_batch::defer_to, the
+unregistering that does not wait, later in this series) leaves the
+waiting and the freeing to it.
+
+Every way a site leaves the table is here, so that one file frees
+sites: with CONFIG_OPTPROBES, an optimized site whose last probe went
+retires (the optimizer's patch says why), its jump written back in
+chunks, and a site whose jump was ever written is freed after an
+RCU-tasks grace period.
 EOF
 
 add $core/slots.c
@@ -397,9 +404,9 @@ for all of them (no task may still be in the text the jump covers),
 and asks the arch to write all their jumps in one batch
 (arch_kprobe_queue_optimize(); arm's and powerpc's optprobe code is
 driven through the tree's interface, one site at a time). An optimized
-site whose last probe goes "retires": it leaves the table at once, its
-jump is written back in chunks while the unregistering call's grace
-period runs and by a work item after it, and no path decodes text
+site whose last probe goes "retires" (batch.c): it leaves the table at
+once, its jump is written back in chunks while the unregistering call's
+grace period runs and by a work item after it, and no path decodes text
 while one retires. Sites whose jump was ever written are freed after
 an RCU-tasks grace period, since a task may be on its way through the
 detour to the handler call.
