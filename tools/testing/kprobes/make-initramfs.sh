@@ -63,9 +63,11 @@ case $flavour in
 	*) echo "make-initramfs: no guest for $which" >&2; exit 2 ;;
 	esac
 	busybox='' init_prog=kprobes_selftests progs=(kprobes_selftests)
-	# The arch's own KUnit suite, where the arch code is ours.
+	# The ftrace direct call samples and the arch's own KUnit suite
+	# only where they are built.
 	shopt -s nullglob
-	mods=("$obj"/samples/kprobes/*.ko "$obj/lib/test_kprobes.ko"
+	mods=("$obj"/samples/kprobes/*.ko "$obj"/samples/ftrace/ftrace-direct*.ko
+	      "$obj/lib/test_kprobes.ko"
 	      "$obj/kernel/kprobes/kretprobe_kunit.ko"
 	      "$obj"/arch/*/kernel/probes/kprobes_*_kunit.ko
 	      "$build/upstream-kunit-$which/test_kprobes_upstream.ko"

@@ -1520,6 +1520,283 @@ static int t_uprobe(void)
 }
 #endif
 
+/* Add kprobe event kptest/@name at @where and enable it; 0 or -errno. */
+static int event_on(const char *name, const char *where)
+{
+	char buf[256];
+	int ret;
+
+	snprintf(buf, sizeof(buf), "p:kptest/%s %s\n", name, where);
+	ret = put(T "/kprobe_events", buf, 1);
+	if (ret)
+		return ret;
+	snprintf(buf, sizeof(buf), T "/events/kptest/%s/enable", name);
+	return put(buf, "1", 0);
+}
+
+/* Disable and remove kptest/@name, if it is there; 0 or -errno. */
+static int event_off(const char *name)
+{
+	char buf[256];
+
+	snprintf(buf, sizeof(buf), T "/events/kptest/%s/enable", name);
+	if (access(buf, F_OK))
+		return 0;
+	put(buf, "0", 0);
+	snprintf(buf, sizeof(buf), "-:kptest/%s\n", name);
+	return put(T "/kprobe_events", buf, 1);
+}
+
+/*
+ * Kprobes on ftrace: an entry probe ([FTRACE] in the list) and the
+ * function tracer on the same function at once; both see every call.
+ */
+static int t_ftrace_and_tracer(void)
+{
+	long before, hits;
+	int listed, traced;
+	char at[64];
+
+	if (!have_events)
+		return skip(NO_EVENTS);
+	if (event_on("ft", "kernel_clone"))
+		return 0;
+	snprintf(at, sizeof(at), "  kernel_clone+0x%lx ", entry_off);
+	listed = lines_with(D "/list", at, "[FTRACE]");
+	if (listed != 1) {
+		event_off("ft");
+		return skip("entry probes take a breakpoint here (no kprobes on ftrace)");
+	}
+	if (put(T "/set_ftrace_filter", "kernel_clone", 0) ||
+	    put(T "/current_tracer", "function", 0)) {
+		event_off("ft");
+		return 0;
+	}
+	put(T "/trace", "", 0);
+	before = event_hits("ft");
+	fork_some(5);
+	hits = event_hits("ft") - before;
+	traced = lines_with(T "/trace", "kernel_clone <-", NULL);
+	put(T "/current_tracer", "nop", 0);
+	put(T "/set_ftrace_filter", "", 0);
+	note("probe hits %ld, traced %d", hits, traced);
+	return !event_off("ft") && hits >= 5 && traced >= 5;
+}
+
+/*
+ * Interrupt handlers can be probed: the timer tick's, counted for a
+ * second while this CPU spins (an idle CPU may stop its tick).
+ */
+static int t_irq_handler(void)
+{
+	double end;
+	long hits;
+
+	if (!have_events)
+		return skip(NO_EVENTS);
+	if (event_on("tick", "update_process_times"))
+		return 0;
+	end = now() + 1;
+	while (now() < end)
+		;
+	hits = event_hits("tick");
+	note("timer interrupt hits: %ld", hits);
+	return !event_off("tick") && hits >= 10;
+}
+
+/* Six short sleeps: six wakeups of this task (wake_up_process()). */
+static void wakes(void)
+{
+	int i;
+
+	for (i = 0; i < 6; i++)
+		usleep(10 * 1000);
+}
+
+/*
+ * Trace lines that contain @what, read with tracing off: every wakeup
+ * writes to the buffer, and a reader that new lines keep ahead of never
+ * ends.
+ */
+static int trace_lines(const char *what)
+{
+	int n;
+
+	put(T "/tracing_on", "0", 0);
+	n = lines_with(T "/trace", what, NULL);
+	put(T "/tracing_on", "1", 0);
+	return n;
+}
+
+static long hits_during_wakes(const char *event)
+{
+	long before = event_hits(event);
+
+	wakes();
+	return event_hits(event) - before;
+}
+
+static int direct_call_body(void)
+{
+	long h;
+
+	if (!step(!event_on("anchor", "vfs_read"), "anchor event") ||
+	    !step(!insmod("ftrace-direct", ""), "ftrace-direct loaded") ||
+	    !step(!event_on("wake", "wake_up_process"), "probe beside the direct call"))
+		return 0;
+	put(T "/trace", "", 0);
+	h = hits_during_wakes("wake");
+	note("probe hits %ld beside the direct call", h);
+	if (!step(h >= 6, "probe hits beside the direct call") ||
+	    !step(trace_lines("waking up") >= 6, "the direct call runs beside the probe") ||
+	    !step(!event_off("wake"), "probe removed"))
+		return 0;
+	put(T "/trace", "", 0);
+	wakes();
+	if (!step(trace_lines("waking up") >= 6, "the direct call runs after the probe left") ||
+	    !step(!rmmod("ftrace_direct"), "ftrace-direct removed"))
+		return 0;
+	/* The other order: the probe is there first. */
+	if (!step(!event_on("wake2", "wake_up_process"), "probe") ||
+	    !step(!insmod("ftrace-direct", ""), "direct call beside the probe"))
+		return 0;
+	put(T "/trace", "", 0);
+	h = hits_during_wakes("wake2");
+	note("probe hits %ld after the direct call came", h);
+	if (!step(h >= 6, "probe hits after the direct call came") ||
+	    !step(trace_lines("waking up") >= 6, "the direct call runs beside the probe") ||
+	    !step(!rmmod("ftrace_direct"), "ftrace-direct removed"))
+		return 0;
+	h = hits_during_wakes("wake2");
+	note("probe hits %ld after the direct call left", h);
+	if (!step(h >= 6, "probe hits after the direct call left") ||
+	    !step(!event_off("wake2"), "probe removed"))
+		return 0;
+	/* schedule()'s direct call moving between two trampolines under a probe. */
+	if (!step(!insmod("ftrace-direct-modify", ""), "ftrace-direct-modify loaded") ||
+	    !step(!event_on("sched", "schedule"), "probe beside a moving direct call"))
+		return 0;
+	put(T "/trace", "", 0);
+	h = event_hits("sched");
+	sleep(3);
+	h = event_hits("sched") - h;
+	note("schedule probe hits %ld in 3 s", h);
+	return step(h >= 30, "schedule probe hits") &&
+	       step(trace_lines("my direct func1") >= 1 && trace_lines("my direct func2") >= 1,
+		    "the direct call ran from both trampolines beside the probe") &&
+	       step(!event_off("sched"), "probe removed") &&
+	       step(!rmmod("ftrace_direct_modify"), "ftrace-direct-modify removed");
+}
+
+/*
+ * Kprobe events at the entry of functions an ftrace direct call also
+ * holds, as BPF trampolines (fentry, fexit) hold them: the tree's
+ * samples ftrace-direct.ko on wake_up_process() and
+ * ftrace-direct-modify.ko, which moves schedule()'s direct call between
+ * two trampolines every second. In both orders both run: the probe
+ * counts the calls, the direct call's trace_printk() lines keep coming,
+ * and each goes on when the other leaves. An event elsewhere stays
+ * enabled meanwhile, so that every attach here changes the filter of an
+ * ftrace_ops already in use.
+ */
+static int t_direct_call(void)
+{
+	static const char *const events[] = { "anchor", "wake", "wake2", "sched" };
+	unsigned int i;
+	int ok;
+
+	if (!have_events)
+		return skip(NO_EVENTS);
+	if (access(M "/ftrace-direct.ko", F_OK))
+		return skip("no ftrace direct call samples for this kernel");
+	ok = direct_call_body();
+	for (i = 0; i < sizeof(events) / sizeof(events[0]); i++)
+		event_off(events[i]);
+	rmmod("ftrace_direct");
+	rmmod("ftrace_direct_modify");
+	put(T "/trace", "", 0);
+	return ok;
+}
+
+/* A sorted array of strings, for bsearch(). */
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * Every compiler piece (.cold, .isra.N, .constprop.N, .part.N, ...) of a
+ * blacklisted function, and the __pfx_/__cfi_ symbols in front of
+ * functions (every 64th of them), are refused with -EINVAL. The pieces
+ * are found by walking vmlinux's symbols against the blacklist.
+ */
+static int t_pieces(void)
+{
+	static char *names[65536], *tried[8192];
+	char *s, *line, *save, sym[256], type, mod[64], base[256];
+	int nr_names = 0, nr_tried = 0, nr_pieces = 0, nr_pfx = 0, bad = 0, i, ret;
+	unsigned long addr;
+
+	if (!have_events)
+		return skip(NO_EVENTS);
+	s = slurp(D "/blacklist");
+	for (line = s ? strtok_r(s, "\n", &save) : NULL; line && nr_names < 65536;
+	     line = strtok_r(NULL, "\n", &save))
+		if (sscanf(line, "%*s %255s", sym) == 1)
+			names[nr_names++] = strdup(sym);
+	qsort(names, nr_names, sizeof(names[0]), cmp_str);
+	s = slurp("/proc/kallsyms");
+	for (line = s ? strtok_r(s, "\n", &save) : NULL; line && nr_tried < 8192;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *dot, *key = base;
+
+		/* vmlinux's text symbols only: a module's have a fourth field. */
+		if (sscanf(line, "%lx %c %255s %63s", &addr, &type, sym, mod) != 3 ||
+		    (type != 't' && type != 'T'))
+			continue;
+		if (!strncmp(sym, "__pfx_", 6) || !strncmp(sym, "__cfi_", 6)) {
+			if (nr_pfx++ % 64 == 0)
+				tried[nr_tried++] = strdup(sym);
+			continue;
+		}
+		dot = strchr(sym, '.');
+		if (!dot)
+			continue;
+		snprintf(base, sizeof(base), "%.*s", (int)(dot - sym), sym);
+		if (bsearch(&key, names, nr_names, sizeof(names[0]), cmp_str)) {
+			tried[nr_tried++] = strdup(sym);
+			nr_pieces++;
+		}
+	}
+	note("%d pieces of blacklisted functions, %d preamble symbols tried", nr_pieces,
+	     nr_tried - nr_pieces);
+	for (i = 0; i < nr_tried; i++) {
+		char def[320];
+
+		snprintf(def, sizeof(def), "p:kptest/piece %s\n", tried[i]);
+		ret = put(T "/kprobe_events", def, 1);
+		if (!ret) {
+			note("accepted: %s", tried[i]);
+			put(T "/kprobe_events", "-:kptest/piece\n", 1);
+			bad = 1;
+		} else if (ret != -EINVAL) {
+			note("%s: %s", tried[i], strerror(-ret));
+			bad = 1;
+		}
+		free(tried[i]);
+	}
+	for (i = 0; i < nr_names; i++)
+		free(names[i]);
+	if (!nr_pieces && !bad) {
+#ifdef __x86_64__
+		return step(0, "no pieces of blacklisted functions in kallsyms");
+#else
+		return skip("no piece of a blacklisted function in this kernel's kallsyms");
+#endif
+	}
+	return !bad;
+}
+
 static int t_list_empty(void)
 {
 	char *s = slurp(D "/list");
@@ -1600,6 +1877,10 @@ static void selftests(void)
 	report("perf_kprobe_pmu_breakpoint_path", t_perf_trap_path());
 	report("perf_events_closed_while_running", t_perf_churn(0));
 	report("perf_events_closed_while_running_breakpoint", t_perf_churn(1));
+	report("ftrace_probe_and_function_tracer", t_ftrace_and_tracer());
+	report("probe_in_interrupt_handler", t_irq_handler());
+	report("direct_call_beside_entry_probe", t_direct_call());
+	report("pieces_and_preambles_refused", t_pieces());
 #ifdef __aarch64__
 	report("entry_probe_at_symbol", t_entry_at_symbol());
 	report("optimized_module_body_gone", t_optimized_body_gone());
