@@ -128,7 +128,7 @@ if [ -n "$busybox" ]; then
 	done
 	cp "$t"/guest/init "$root/init"
 	cp "$t"/guest/run-tests "$t"/guest/demo "$t"/guest/bench "$t"/guest/coverage \
-		"$t"/guest/storm "$root/bin/"
+		"$root/bin/"
 fi
 for i in "${!progs[@]}"; do
 	if [ "${progs[$i]}" = "$init_prog" ]; then

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kprobes_selftests: the guest selftests that are not x86's, one copy for
- * every architecture, printed as KTAP results of the suite
- * "kprobes_selftests". Each test prints one line: "ok", "not ok", or
- * "ok N name # SKIP why" when it cannot run here (a kernel without
- * modules, without kprobe events, or without an optimizer).
+ * kprobes_selftests: the guest selftests, one body for every
+ * architecture (an arch's own cases under its #ifdef: x86-64's optimizer
+ * target, livepatch, text poke records and test modules; arm64's uprobes
+ * and storm), printed as KTAP results of the suite "kprobes_selftests".
+ * Each test prints one line: "ok", "not ok", or "ok N name # SKIP why"
+ * when it cannot run here (a kernel without modules, without kprobe
+ * events, or without an optimizer).
  *
  * As PID 1 it is the /init of the arm64, riscv64 and arm guests, which
  * have no busybox here: it mounts what it needs, loads our KUnit suite
@@ -14,12 +16,14 @@
  * work instead.
  *
  * Otherwise (the x86-64 guest: guest/run-tests, which has printed the
- * suite's header and runs its x86 tests after it) it runs the selftests
- * alone, numbered from $SELFTESTS_FIRST (1 by default), and exits with 1
- * if one failed, 0 if none did.
+ * suite's header, and runs the tree's ftracetest and the storm after it)
+ * it runs the selftests alone, numbered from $SELFTESTS_FIRST (1 by
+ * default), and exits with 1 if one failed, 0 if none did; with "last",
+ * the x86-64 guest's last ones (a kmemleak scan, then ftrace killed).
  *
  * The modules are read from /lib/modules/kprobes: the kprobes samples,
- * kprobe_callee (modules/kprobe_callee.c) and, for init, both suites.
+ * the test modules of modules/ built for the arch, the ftrace direct call
+ * and livepatch samples where they are built and, for init, the suites.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -662,18 +666,22 @@ static int callee_calls(int n)
 	return !put(CALLEE_PARAM "calls", buf, 0);
 }
 
-/* @sym's address in kallsyms, 0 when not found. */
+/*
+ * @sym's address in kallsyms, 0 when not found. Read line by line:
+ * kallsyms may be larger than slurp()'s buffer.
+ */
 static unsigned long kallsyms_addr(const char *sym)
 {
-	char *s = slurp("/proc/kallsyms"), *line;
-	unsigned long a;
-	char type, name[128];
+	FILE *f = fopen("/proc/kallsyms", "r");
+	unsigned long a, found = 0;
+	char line[512], name[256];
 
-	for (line = s ? strtok(s, "\n") : NULL; line; line = strtok(NULL, "\n"))
-		if (sscanf(line, "%lx %c %127s", &a, &type, name) == 3 &&
-		    !strcmp(name, sym))
-			return a;
-	return 0;
+	while (f && !found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx %*c %255s", &a, name) == 2 && !strcmp(name, sym))
+			found = a;
+	if (f)
+		fclose(f);
+	return found;
 }
 
 static unsigned long callee_addr(void)
@@ -1281,8 +1289,14 @@ static int t_optimized_body_gone(void)
 	return ok && !contains(D "/list", "kprobe_callee");
 }
 
+#endif
+
+#if defined(__aarch64__) || defined(__x86_64__)
+/*
+ * ---- the storm (modules/kprobe_storm.c: its targets are written in
+ * x86-64's and arm64's instructions) ----
+ */
 #define STORM_PARAM "/sys/module/kprobe_storm/parameters/"
-#define STORM_SECS "15"
 
 static long storm_param(const char *name)
 {
@@ -1294,16 +1308,16 @@ static long storm_param(const char *name)
 }
 
 /*
- * The clients user space has beside the storm (guest/storm's on x86-64),
- * each a thread looping until the storm is over: kprobe events created,
- * enabled, disabled and deleted (entry and return, kernel and module
- * functions); perf kprobe events with a BPF program opened on the
- * stormed storm_entry_fn and closed while it fires (pmu churn, in a
- * child); the debugfs files read. No module is loaded under a probe
- * here: kprobe_target is x86 code.
+ * The clients user space has beside the storm, each a thread looping
+ * until the storm is over: kprobe events created, enabled, disabled and
+ * deleted (entry and return, kernel and module functions); perf kprobe
+ * events with a BPF program opened on the stormed storm_entry_fn and
+ * closed while it fires (pmu churn, in a child); the debugfs files read;
+ * on x86-64 a module loaded, probed by the sample and unloaded under the
+ * probe (kprobe_target is x86 code).
  */
 static volatile int storm_over;
-static long storm_rounds[4], storm_churn_failed;
+static long storm_rounds[5], storm_churn_failed;
 
 static void *storm_events(void *arg __attribute__((unused)))
 {
@@ -1336,7 +1350,7 @@ static void *storm_churn(void *arg __attribute__((unused)))
 		/*
 		 * Every event opened, attached and closed: its program may
 		 * not have run, the storm's callers starting and stopping
-		 * meanwhile (as guest/storm judges it).
+		 * meanwhile.
 		 */
 		if (run_pmu(1, "events opened and closed", "churn", "storm_entry_fn", "5"))
 			storm_rounds[1]++;
@@ -1373,29 +1387,101 @@ static void *storm_reader(void *arg)
 	return NULL;
 }
 
+#ifdef __x86_64__
+/* Load a module with the sample on it, run it, unload it under the probe. */
+static int storm_module_round(void)
+{
+	int fd, ok;
+
+	fd = open(M "/kprobe_target.ko", O_RDONLY);
+	if (fd < 0)
+		return 0;
+	ok = !syscall(SYS_finit_module, fd, "", 0);
+	close(fd);
+	fd = open(M "/kprobe_example.ko", O_RDONLY);
+	ok = ok && fd >= 0 &&
+	     !syscall(SYS_finit_module, fd, "symbol=kprobe_target_opt post=0", 0);
+	if (fd >= 0)
+		close(fd);
+	fd = open("/sys/module/kprobe_target/parameters/opt_calls", O_WRONLY);
+	ok = ok && fd >= 0 && write(fd, "50", 2) == 2;
+	if (fd >= 0)
+		close(fd);
+	ok = ok && !rmmod("kprobe_target") && !rmmod("kprobe_example");
+	rmmod("kprobe_target");
+	rmmod("kprobe_example");
+	return ok;
+}
+
+static void *storm_modules(void *arg __attribute__((unused)))
+{
+	while (!storm_over)
+		storm_rounds[4] += storm_module_round();
+	return NULL;
+}
+#endif
+
+/* A kernel command line number "@name=N", or -1. */
+static long cmdline_number(const char *name)
+{
+	char *s = slurp("/proc/cmdline"), *p;
+
+	p = s ? strstr(s, name) : NULL;
+	return p && p[strlen(name)] == '=' ? strtol(p + strlen(name) + 1, NULL, 0) : -1;
+}
+
+/* Every ftrace record back to no user within 3 s (kprobes' filter drains). */
+static int ftrace_records_released(void)
+{
+	double end = now() + 3;
+
+	while (now() < end) {
+		char *s = slurp(T "/enabled_functions");
+
+		if (!s || !*s)
+			return 1;
+		usleep(100 * 1000);
+	}
+	printf("%s", slurp(T "/enabled_functions") ?: "");
+	return 0;
+}
+
 /*
- * arm64's share of make storm (modules/kprobe_storm.c): for STORM_SECS
- * seconds, callers run the module's A64 targets and hot kernel functions
- * on both vCPUs, preempted anywhere, while registrars register,
- * unregister, enable and disable kprobes and kretprobes at every
- * offset, one of them optimizing probes and then taking them away under
- * the callers, and a switcher flips debug.kprobes-optimization; beside
- * them the clients above. Every registration must succeed, every
- * sentinel see every call, the text be as before, every churn of perf
- * events succeed; the console checks catch the rest.
+ * make storm's body, and make test's share of it (15 s): for @secs
+ * seconds, callers run the module's targets and hot kernel functions on
+ * every CPU, preempted anywhere, while registrars register, unregister,
+ * enable and disable kprobes and kretprobes at every offset, some
+ * optimizing probes and then taking them away under the callers, and a
+ * switcher flips debug.kprobes-optimization; beside them the clients
+ * above. storm_callers=N and storm_spin=US on the kernel command line
+ * sharpen it (more callers per CPU, longer preemptions). One result each:
+ * it ran, every perf churn succeeded, every registration succeeded,
+ * every sentinel saw every call, the text is as before, the list is
+ * empty after, and every ftrace record is released.
  */
-static int t_storm(void)
+static void storm(int secs)
 {
 	int churn = have_events && have_pmu() && have_bpf();
-	pthread_t threads[4];
-	int nr = 0, i, ok;
-	long reg, cnt, txt;
+	long callers = cmdline_number("storm_callers"), spin = cmdline_number("storm_spin");
+	pthread_t threads[5];
+	char params[96] = "", buf[16];
+	int nr = 0, i, ran;
+	char *s;
 
-	if (!have_modules)
-		return skip(NO_MODULES);
-	if (insmod("kprobe_storm", ""))
-		return 0;
-	ok = step(!put(STORM_PARAM "prepare", "1", 0), "prepare");
+	if (!have_modules) {
+		report("storm_ran", skip(NO_MODULES));
+		return;
+	}
+	if (callers >= 0)
+		snprintf(params, sizeof(params), "callers_per_cpu=%ld ", callers);
+	if (spin >= 0)
+		snprintf(params + strlen(params), sizeof(params) - strlen(params),
+			 "preempt_spin_us=%ld", spin);
+	if (insmod("kprobe_storm", params) || put(STORM_PARAM "prepare", "1", 0)) {
+		report("storm_ran", 0);
+		rmmod("kprobe_storm");
+		return;
+	}
 	storm_over = 0;
 	if (have_events && !pthread_create(&threads[nr], NULL, storm_events, NULL))
 		nr++;
@@ -1404,24 +1490,39 @@ static int t_storm(void)
 	for (i = 2; i < 4; i++)
 		if (!pthread_create(&threads[nr], NULL, storm_reader, &storm_rounds[i]))
 			nr++;
-	ok &= step(!put(STORM_PARAM "run", STORM_SECS, 0), "run");
+#ifdef __x86_64__
+	if (!pthread_create(&threads[nr], NULL, storm_modules, NULL))
+		nr++;
+#endif
+	snprintf(buf, sizeof(buf), "%d", secs);
+	ran = !put(STORM_PARAM "run", buf, 0);
 	storm_over = 1;
 	for (i = 0; i < nr; i++)
 		pthread_join(threads[i], NULL);
 	put(T "/kprobe_events", "", 0);
-	ok &= step(!put(STORM_PARAM "check", "1", 0), "check");
-	reg = storm_param("reg_errors");
-	cnt = storm_param("count_errors");
-	txt = storm_param("text_errors");
-	note("storm of %s s: %ld registration, %ld count, %ld text errors", STORM_SECS,
-	     reg, cnt, txt);
-	note("clients: %ld kprobe_events rounds (4 events), %ld perf churns of 10 events "
-	     "(%ld failed), %ld debugfs reads of 4 files", storm_rounds[0], storm_rounds[1],
-	     storm_churn_failed, storm_rounds[2] + storm_rounds[3]);
-	if (churn)
-		ok &= step(storm_rounds[1] > 0 && !storm_churn_failed, "every perf churn");
-	ok &= !rmmod("kprobe_storm");
-	return ok && !reg && !cnt && !txt;
+	put(STORM_PARAM "check", "1", 0);
+	note("in %d s: %ld kprobe_events rounds (4 events), %ld module load-probe-unload "
+	     "rounds, %ld debugfs reads of 4 files", secs, storm_rounds[0], storm_rounds[4],
+	     storm_rounds[2] + storm_rounds[3]);
+	report("storm_ran", ran);
+	if (churn) {
+		note("perf clients: %ld churn runs of 10 events each, %ld failed",
+		     storm_rounds[1], storm_churn_failed);
+		report("storm_perf_clients_closed_events",
+		       storm_rounds[1] > 0 && !storm_churn_failed);
+	}
+	note("%ld registration, %ld count, %ld text errors", storm_param("reg_errors"),
+	     storm_param("count_errors"), storm_param("text_errors"));
+	report("storm_every_registration_succeeded", storm_param("reg_errors") == 0);
+	report("storm_sentinels_saw_every_call", storm_param("count_errors") == 0);
+	report("storm_text_restored", storm_param("text_errors") == 0);
+	s = slurp(D "/list");
+	if (s && *s)
+		printf("%s", s);
+	report("storm_list_empty_after", s && !*s);
+	if (!access(T "/enabled_functions", R_OK))
+		report("storm_ftrace_records_released", ftrace_records_released());
+	rmmod("kprobe_storm");
 }
 #endif
 
@@ -1638,6 +1739,8 @@ static long hits_during_wakes(const char *event)
 
 static int direct_call_body(void)
 {
+	double end;
+	int sleeps;
 	long h;
 
 	if (!step(!event_on("anchor", "vfs_read"), "anchor event") ||
@@ -1676,12 +1779,17 @@ static int direct_call_body(void)
 	if (!step(!insmod("ftrace-direct-modify", ""), "ftrace-direct-modify loaded") ||
 	    !step(!event_on("sched", "schedule"), "probe beside a moving direct call"))
 		return 0;
+	/*
+	 * For 3 s, in which the direct call moves twice or more: every
+	 * sleep of this task calls schedule() at least once.
+	 */
 	put(T "/trace", "", 0);
 	h = event_hits("sched");
-	sleep(3);
+	for (end = now() + 3, sleeps = 0; now() < end; sleeps++)
+		usleep(10 * 1000);
 	h = event_hits("sched") - h;
-	note("schedule probe hits %ld in 3 s", h);
-	return step(h >= 30, "schedule probe hits") &&
+	note("schedule probe hits %ld in 3 s, in which this task slept %d times", h, sleeps);
+	return step(h >= sleeps, "a schedule probe hit for every sleep") &&
 	       step(trace_lines("my direct func1") >= 1 && trace_lines("my direct func2") >= 1,
 		    "the direct call ran from both trampolines beside the probe") &&
 	       step(!event_off("sched"), "probe removed") &&
@@ -1733,7 +1841,8 @@ static int cmp_str(const void *a, const void *b)
 static int t_pieces(void)
 {
 	static char *names[65536], *tried[8192];
-	char *s, *line, *save, sym[256], type, mod[64], base[256];
+	char *s, *line, *save, sym[256], type, mod[64], base[256], kline[512];
+	FILE *f;
 	int nr_names = 0, nr_tried = 0, nr_pieces = 0, nr_pfx = 0, bad = 0, i, ret;
 	unsigned long addr;
 
@@ -1745,10 +1854,10 @@ static int t_pieces(void)
 		if (sscanf(line, "%*s %255s", sym) == 1)
 			names[nr_names++] = strdup(sym);
 	qsort(names, nr_names, sizeof(names[0]), cmp_str);
-	s = slurp("/proc/kallsyms");
-	for (line = s ? strtok_r(s, "\n", &save) : NULL; line && nr_tried < 8192;
-	     line = strtok_r(NULL, "\n", &save)) {
+	f = fopen("/proc/kallsyms", "r");
+	while (f && nr_tried < 8192 && fgets(kline, sizeof(kline), f)) {
 		char *dot, *key = base;
+		line = kline;
 
 		/* vmlinux's text symbols only: a module's have a fourth field. */
 		if (sscanf(line, "%lx %c %255s %63s", &addr, &type, sym, mod) != 3 ||
@@ -1768,6 +1877,8 @@ static int t_pieces(void)
 			nr_pieces++;
 		}
 	}
+	if (f)
+		fclose(f);
 	note("%d pieces of blacklisted functions, %d preamble symbols tried", nr_pieces,
 	     nr_tried - nr_pieces);
 	for (i = 0; i < nr_tried; i++) {
@@ -1836,6 +1947,749 @@ static void kmemleak_start(void)
 	}
 }
 
+#ifdef __x86_64__
+/*
+ * ---- x86-64's own: its optimizer's target, livepatch, text poke records,
+ * and the test modules built for x86-64 alone (modules/kprobe_target.c,
+ * kprobe_twin_*, kprobe_notice, kprobe_pair, kprobe_ftrace_kill) ----
+ */
+
+#define OPT_SYSCTL "/proc/sys/debug/kprobes-optimization"
+#define LP "/sys/kernel/livepatch/livepatch_sample"
+
+static int param_put(const char *mod, const char *param, const char *val)
+{
+	char path[160];
+
+	snprintf(path, sizeof(path), "/sys/module/%s/parameters/%s", mod, param);
+	return put(path, val, 0);
+}
+
+static long param_get(const char *mod, const char *param)
+{
+	char path[160], *s;
+
+	snprintf(path, sizeof(path), "/sys/module/%s/parameters/%s", mod, param);
+	s = slurp(path);
+	return s ? strtol(s, NULL, 0) : -1;
+}
+
+/* "FUNC+0xOFF" where a probe on FUNC's symbol goes; a static buffer. */
+static const char *entry_of(const char *func)
+{
+	static char buf[96];
+
+	snprintf(buf, sizeof(buf), "%s+0x%lx ", func, entry_off);
+	return buf;
+}
+
+/* Wait up to 20 s for a line of the list with @a and @b. */
+static int wait_listed(const char *a, const char *b)
+{
+	double end = now() + 20;
+
+	do {
+		if (lines_with(D "/list", a, b) > 0)
+			return 1;
+		usleep(100 * 1000);
+	} while (now() < end);
+	return 0;
+}
+
+static int wait_target_optimized(void)
+{
+	return wait_listed(entry_of("kprobe_target_opt"), "[OPTIMIZED]");
+}
+
+/* The hits stats shows for the probe on @what (its last field but one). */
+static long stats_hits(const char *what)
+{
+	char *s = slurp(D "/stats"), *line, *save, *tok[8], *tsave;
+	int n;
+
+	for (line = s ? strtok_r(s, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strstr(line, what))
+			continue;
+		n = 0;
+		for (tok[0] = strtok_r(line, " ", &tsave); tok[n] && n < 7;
+		     tok[++n] = strtok_r(NULL, " ", &tsave))
+			;
+		return n >= 2 ? strtol(tok[n - 2], NULL, 10) : -1;
+	}
+	return -1;
+}
+
+/* The last line of the kernel log that contains @what, into @buf. */
+static int last_log_line(const char *what, char *buf, size_t size)
+{
+	static char log[1 << 20];
+	int len = klogctl(3, log, sizeof(log) - 1);
+	char *p, *found = NULL, *end;
+
+	if (len < 0)
+		return 0;
+	log[len] = 0;
+	for (p = log; (p = strstr(p, what)); p++)
+		found = p;
+	if (!found)
+		return 0;
+	end = strchr(found, '\n');
+	snprintf(buf, size, "%.*s", end ? (int)(end - found) : (int)strlen(found), found);
+	note("%s", buf);
+	return 1;
+}
+
+static void unload_all(void)
+{
+	rmmod("kprobe_example");
+	rmmod("kprobe_target");
+}
+
+/* The query file's optimizer verdict on the optimizable target. */
+static int t_query_optimize(void)
+{
+	char point[64];
+	int ok;
+
+	if (insmod("kprobe_target", ""))
+		return 0;
+	snprintf(point, sizeof(point), "kprobe_target_opt+0x%lx", entry_off);
+	ok = query_says(point, "\noptimize: yes");
+	rmmod("kprobe_target");
+	return ok;
+}
+
+/*
+ * A module probing its own __init code: the probe fires during init, is
+ * [GONE] once the init text is freed, and unregisters at unload.
+ */
+static int t_module_init_gone(void)
+{
+	long hits;
+	int gone;
+	char *s;
+
+	rmmod("kprobe_target");
+	if (insmod("kprobe_target", "probe_init=1"))
+		return 0;
+	hits = param_get("kprobe_target", "init_hits");
+	gone = lines_with(D "/list", "[GONE]", NULL);
+	if (!step(!rmmod("kprobe_target"), "rmmod kprobe_target"))
+		return 0;
+	s = slurp(D "/list");
+	note("init_hits=%ld gone=%d", hits, gone);
+	return hits == 1 && gone == 1 && s && !*s;
+}
+
+/* Write "50" to opt_calls until killed; exit 1 when a call is wrong. */
+static pid_t call_target_meanwhile(void)
+{
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	for (;;)
+		if (param_put("kprobe_target", "opt_calls", "50"))
+			_exit(1);
+}
+
+static int stop_caller(pid_t pid)
+{
+	int status;
+
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return step(WIFSIGNALED(status), "the target returned the right value throughout");
+}
+
+static int optimized_body(void)
+{
+	long hits;
+	pid_t pid;
+	int i, ok = 1;
+
+	if (!step(!insmod("kprobe_target", ""), "insmod kprobe_target") ||
+	    !step(!insmod("kprobe_example", "symbol=kprobe_target_opt post=0"), "insmod sample") ||
+	    !step(wait_target_optimized(), "optimized") ||
+	    !step(!param_put("kprobe_target", "opt_calls", "3"), "3 calls") ||
+	    !step(!put(OPT_SYSCTL, "0", 0), "sysctl 0") ||
+	    !step(!lines_with(D "/list", "OPTIMIZED", NULL), "no longer optimized") ||
+	    !step(!param_put("kprobe_target", "opt_calls", "4"), "4 calls") ||
+	    !step(!put(OPT_SYSCTL, "1", 0), "sysctl 1") ||
+	    !step(wait_target_optimized(), "optimized again") ||
+	    !step(!param_put("kprobe_target", "opt_calls", "5"), "5 calls"))
+		return 0;
+	hits = stats_hits("kprobe_target_opt");
+	note("hits=%ld", hits);
+	/* The same switches while another CPU runs through the probe. */
+	pid = call_target_meanwhile();
+	if (pid < 0)
+		return 0;
+	for (i = 0; i < 3 && ok; i++)
+		ok = step(!put(OPT_SYSCTL, "0", 0) && !put(OPT_SYSCTL, "1", 0), "sysctl under load") &&
+		     step(wait_target_optimized(), "optimized under load");
+	ok &= stop_caller(pid);
+	/* The module goes while its probe is optimized: [GONE], then unregistered. */
+	return ok && step(!rmmod("kprobe_target"), "rmmod kprobe_target") &&
+	       step(lines_with(D "/list", "[GONE]", NULL) > 0, "gone") &&
+	       step(!rmmod("kprobe_example"), "rmmod sample") && hits == 12;
+}
+
+/*
+ * An optimized probe: [OPTIMIZED] in the list, fires, and the sysctl takes
+ * the jump out (0) and lets it come back (1), the probe firing throughout.
+ * (kprobe_events refuses functions without an ftrace site, hence the sample.)
+ */
+static int t_optimized_sysctl(void)
+{
+	int ok;
+
+	unload_all();
+	ok = optimized_body();
+	put(OPT_SYSCTL, "1", 0);
+	unload_all();
+	return ok;
+}
+
+static int enabled_kinds_body(void)
+{
+	long bp, late;
+	char where[64];
+
+	snprintf(where, sizeof(where), "kernel_clone+%lu", entry_off + 5);
+	if (!step(!insmod("kprobe_target", ""), "insmod kprobe_target") ||
+	    !step(!event_on("bp", where), "breakpoint event") ||
+	    !step(!insmod("kprobe_example", "symbol=kprobe_target_opt post=0"), "insmod sample") ||
+	    !step(wait_target_optimized(), "optimized") ||
+	    !step(!put(D "/enabled", "0", 0), "switched off") ||
+	    !step(!lines_with(D "/list", "OPTIMIZED", NULL), "no longer optimized"))
+		return 0;
+	bp = event_hits("bp");
+	fork_some(5);
+	if (!step(!param_put("kprobe_target", "opt_calls", "2"), "2 calls") ||
+	    !step(event_hits("bp") == bp, "no breakpoint hit while off") ||
+	    !step(stats_hits("kprobe_target_opt") == 0, "no jump hit while off"))
+		return 0;
+	/* Registered while off: not armed. */
+	if (!step(!event_on("late", "kernel_clone"), "late event"))
+		return 0;
+	fork_some(5);
+	if (!step(event_hits("late") == 0, "no late probe hit while off") ||
+	    !step(!put(D "/enabled", "1", 0), "switched on"))
+		return 0;
+	fork_some(5);
+	late = event_hits("late");
+	note("breakpoint hits %ld, late probe hits %ld", event_hits("bp") - bp, late);
+	return step(!param_put("kprobe_target", "opt_calls", "3"), "3 calls") &&
+	       step(event_hits("bp") - bp >= 5, "breakpoint hits") &&
+	       step(late >= 5, "late probe hits") &&
+	       step(stats_hits("kprobe_target_opt") == 3, "jump hits") &&
+	       step(wait_target_optimized(), "optimized again");
+}
+
+/*
+ * The enabled switch on a breakpoint probe and an optimized one, and a
+ * probe registered while kprobes are switched off: it stays unarmed until
+ * they are switched on.
+ */
+static int t_enabled_kinds(void)
+{
+	int ok;
+
+	unload_all();
+	ok = enabled_kinds_body();
+	put(D "/enabled", "1", 0);
+	event_off("bp");
+	event_off("late");
+	unload_all();
+	return ok;
+}
+
+/* While debug.kprobes-optimization is 0, a new probe stays on its int3. */
+static int t_sysctl_new_probe(void)
+{
+	int ok;
+
+	unload_all();
+	if (insmod("kprobe_target", ""))
+		return 0;
+	put(OPT_SYSCTL, "0", 0);
+	ok = step(!insmod("kprobe_example", "symbol=kprobe_target_opt post=0"), "insmod sample");
+	sleep(1);
+	ok = ok && step(!lines_with(D "/list", "kprobe_target_opt", "OPTIMIZED"),
+			"unoptimized while the sysctl is 0");
+	put(OPT_SYSCTL, "1", 0);
+	ok = ok && step(wait_target_optimized(), "optimized once it is 1");
+	unload_all();
+	return ok;
+}
+
+/*
+ * A probe on text that went away (a module's init code): disabling it
+ * works, enabling it is refused with -EINVAL. (kprobe_events hides this:
+ * it does not enable a gone probe, and says nothing.)
+ */
+static int t_gone_enable(void)
+{
+	int ok;
+
+	rmmod("kprobe_target");
+	if (insmod("kprobe_target", "probe_init=1"))
+		return 0;
+	ok = step(lines_with(D "/list", "[GONE]", NULL) > 0, "gone") &&
+	     step(!param_put("kprobe_target", "init_probe_enabled", "0"), "disabled") &&
+	     step(param_put("kprobe_target", "init_probe_enabled", "1") == -EINVAL,
+		  "enabling refused with -EINVAL");
+	rmmod("kprobe_target");
+	return ok;
+}
+
+/* Wait up to 60 s for the livepatch sample's transition to end. */
+static int lp_settled(void)
+{
+	double end = now() + 60;
+
+	do {
+		if (contains(LP "/transition", "0\n"))
+			return 1;
+		sleep(1);
+	} while (now() < end);
+	return 0;
+}
+
+/* Read /proc/cmdline three times: was it the livepatched function's? */
+static int cmdline_patched(void)
+{
+	int i, patched = 1;
+
+	for (i = 0; i < 3; i++)
+		patched &= !!contains("/proc/cmdline", "this has been live patched");
+	return patched;
+}
+
+static void lp_remove(void)
+{
+	if (access(LP, F_OK))
+		return;
+	put(LP "/enabled", "0", 0);
+	lp_settled();
+	rmmod("livepatch_sample");
+}
+
+static int livepatch_body(void)
+{
+	int patched;
+
+	if (!step(!event_on("cmd", "cmdline_proc_show"), "probe") ||
+	    !step(!insmod("livepatch-sample", ""), "livepatch beside the probe") ||
+	    !step(lp_settled(), "livepatch transition ended") ||
+	    !step(cmdline_patched(), "patched") ||
+	    !step(event_hits("cmd") == 3, "probe hits 3") ||
+	    !step(!event_off("cmd"), "probe removed"))
+		return 0;
+	/*
+	 * The other order: the livepatch is there first. A post_handler
+	 * probe alone would arm the site in the ops that changes the IP.
+	 */
+	if (!insmod("kprobe_example", "symbol=cmdline_proc_show")) {
+		rmmod("kprobe_example");
+		return step(0, "a post_handler probe accepted beside the livepatch");
+	}
+	if (!step(count_log("register_kprobe(cmdline_proc_show) failed: -16") > 0,
+		  "the post_handler probe refused with -EBUSY") ||
+	    !step(!event_on("cmd2", "cmdline_proc_show"), "probe beside the livepatch") ||
+	    !step(cmdline_patched(), "patched (2)") ||
+	    !step(event_hits("cmd2") == 3, "probe hits 3 (2)"))
+		return 0;
+	/*
+	 * Joining the armed site, it is accepted, as in the tree: the site
+	 * stays where it is (moving it would miss calls).
+	 */
+	if (!step(!insmod("kprobe_example", "symbol=cmdline_proc_show"),
+		  "a post_handler probe accepted at an armed site"))
+		return 0;
+	patched = cmdline_patched();
+	rmmod("kprobe_example");
+	return step(patched, "patched (3)") && step(event_hits("cmd2") == 6, "probe hits 6");
+}
+
+/*
+ * A livepatch and a kprobe event at the entry of the function it
+ * patches, in both orders: the livepatch is active and the probe counts
+ * every call. A probe with a post_handler there may change the IP, as
+ * the livepatch does: ftrace allows one such user per function, so it is
+ * refused (-EBUSY) when it would arm the site, as in the tree.
+ */
+static int t_livepatch(void)
+{
+	int ok = livepatch_body();
+
+	event_off("cmd");
+	event_off("cmd2");
+	lp_remove();
+	return step(access(LP, F_OK), "livepatch removed") && ok;
+}
+
+/* Times @what appears in @s. */
+static int count_in(const char *s, const char *what)
+{
+	int n = 0;
+
+	while ((s = strstr(s, what))) {
+		n++;
+		s += strlen(what);
+	}
+	return n;
+}
+
+/* One record textpoke printed: "poke ADDR OLD_LEN NEW_LEN OLD NEW". */
+struct poke {
+	unsigned long addr;
+	unsigned int old_len, new_len;
+	char old[512], new[512];
+};
+
+/*
+ * Run shell command @cmd under textpoke, whose output (the command's,
+ * then a line per record) goes to @out; 1 if both succeeded.
+ */
+static int textpoke(const char *cmd, char *out, size_t size)
+{
+	char *full;
+	size_t len = 0;
+	FILE *f;
+
+	if (asprintf(&full, "textpoke \"%s\"", cmd) < 0)
+		return 0;
+	f = popen(full, "r");
+	free(full);
+	if (!f)
+		return 0;
+	while (len < size - 1 && fgets(out + len, size - len, f))
+		len += strlen(out + len);
+	out[len] = 0;
+	printf("%s", out);
+	return pclose(f) == 0;
+}
+
+/* The next "poke" record from *@pos on, in textpoke()'s output; 0 at the end. */
+static int next_poke(const char **pos, struct poke *p)
+{
+	const char *line = *pos;
+
+	while (line && *line) {
+		const char *next = strchr(line, '\n');
+
+		*pos = next ? next + 1 : NULL;
+		if (sscanf(line, "poke %lx %u %u %511s %511s", &p->addr, &p->old_len,
+			   &p->new_len, p->old, p->new) == 5)
+			return 1;
+		line = *pos;
+	}
+	return 0;
+}
+
+static int textpoke_body(char *out, size_t size)
+{
+	unsigned long at = kallsyms_addr("kernel_clone") + entry_off + 5, opt_at;
+	char cmd[512], orig[3] = "";
+	const char *pos;
+	struct poke p;
+	int removed = 0, slot = 0, detour = 0, jump = 0;
+
+	snprintf(cmd, sizeof(cmd),
+		 "echo 'p:kptest/tp kernel_clone+%lu' >> " T "/kprobe_events && "
+		 "echo 1 > " T "/events/kptest/tp/enable && "
+		 "echo 0 > " T "/events/kptest/tp/enable && "
+		 "echo '-:kptest/tp' >> " T "/kprobe_events", entry_off + 5);
+	if (!step(textpoke(cmd, out, size), "textpoke"))
+		return 0;
+	for (pos = out; next_poke(&pos, &p);)
+		if (p.addr == at && p.old_len == 1 && p.new_len == 1 && !strcmp(p.new, "cc"))
+			snprintf(orig, sizeof(orig), "%.2s", p.old);
+	if (!step(*orig, "a record of the int3 written"))
+		return 0;
+	for (pos = out; next_poke(&pos, &p);) {
+		removed |= p.addr == at && p.old_len == 1 && p.new_len == 1 &&
+			   !strcmp(p.old, "cc") && !strcmp(p.new, orig);
+		slot |= !p.old_len && p.new_len && !strncmp(p.new, orig, 2);
+	}
+	if (!step(removed, "a record of the int3 taken out") || !step(slot, "a record of the slot"))
+		return 0;
+	/* An optimized probe, from the sample on the test module's function. */
+	if (!step(!insmod("kprobe_target", ""), "insmod kprobe_target"))
+		return 0;
+	opt_at = kallsyms_addr("kprobe_target_opt") + entry_off;
+	if (!step(textpoke("insmod " M "/kprobe_example.ko symbol=kprobe_target_opt post=0 && "
+			   "sleep 1 && rmmod kprobe_example && sleep 1", out, size), "textpoke (2)"))
+		return 0;
+	for (pos = out; next_poke(&pos, &p);) {
+		detour |= !p.old_len && p.new_len > 64;
+		jump |= p.addr == opt_at && !strncmp(p.new, "e9", 2);
+	}
+	return step(detour, "a record of the detour") && step(jump, "a record of the jump");
+}
+
+/*
+ * Perf sees every text change: the int3 written and taken out, the
+ * instruction slot's contents, and for an optimized probe its detour
+ * buffer and the jump (text_poke_bp's own record).
+ */
+static int t_textpoke(void)
+{
+	static char out[1 << 16];
+	int ok;
+
+	unload_all();
+	ok = textpoke_body(out, sizeof(out));
+	unload_all();
+	return ok;
+}
+
+/*
+ * Asking the query file about a point allocates nothing and writes no
+ * text: no slot or detour filled (a text poke record into new memory, old
+ * length 0), no page of slots announced to perf (ksymbol).
+ */
+static int t_query_quiet(void)
+{
+	static char out[1 << 16];
+	char cmd[512], name[128];
+	const char *pos;
+	struct poke p;
+	int ok, written = 0;
+	char *line, *save;
+
+	rmmod("kprobe_target");
+	if (insmod("kprobe_target", ""))
+		return 0;
+	snprintf(cmd, sizeof(cmd),
+		 "{ echo kernel_clone+%lu >&3 && cat <&3; } 3<>" D "/query && "
+		 "{ echo kprobe_target_opt >&3 && cat <&3; } 3<>" D "/query", entry_off + 5);
+	ok = step(textpoke(cmd, out, sizeof(out)), "textpoke");
+	rmmod("kprobe_target");
+	if (!ok)
+		return 0;
+	for (pos = out; next_poke(&pos, &p);)
+		written |= !p.old_len;
+	ok = step(count_in(out, "probe: yes") == 2, "both accepted") &&
+	     step(strstr(out, "\noptimize: yes") != NULL, "kprobe_target_opt optimizable") &&
+	     step(!written, "no text written into new memory");
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (sscanf(line, "ksymbol %*x %*u %*s %127s", name) == 1 &&
+		    !strncmp(name, "kprobe_", 7))
+			ok = step(0, line);
+	return ok;
+}
+
+/*
+ * A probe of a module that went away is [GONE] but still registered;
+ * another module is loaded over the same text, with other instructions
+ * there, and probed at the same address: the new probe decodes, copies and
+ * restores the new module's bytes, never the gone one's.
+ */
+static int twin_body(void)
+{
+	unsigned long a, b;
+
+	if (!step(!insmod("kprobe_twin_a", ""), "insmod kprobe_twin_a"))
+		return 0;
+	a = kallsyms_addr("kprobe_twin_fn");
+	if (!step(!insmod("kprobe_example", "symbol=kprobe_twin_fn"), "insmod sample") ||
+	    !step(!param_put("kprobe_twin_a", "check", "3"), "a: right result") ||
+	    !step(!rmmod("kprobe_twin_a"), "rmmod kprobe_twin_a") ||
+	    !step(lines_with(D "/list", "[GONE]", NULL) > 0, "gone") ||
+	    !step(!insmod("kprobe_twin_b", ""), "insmod kprobe_twin_b"))
+		return 0;
+	b = kallsyms_addr("kprobe_twin_fn");
+	if (a != b) {
+		note("b was loaded at %lx, not at a's %lx", b, a);
+		return step(0, "b over a's text");
+	}
+	return step(!event_on("twin", "kprobe_twin_fn"), "event") &&
+	       step(!param_put("kprobe_twin_b", "check", "5"), "b: right result while probed") &&
+	       step(event_hits("twin") == 1, "one hit") &&
+	       step(!event_off("twin"), "event removed") &&
+	       step(!param_put("kprobe_twin_b", "check", "7"), "b: text restored") &&
+	       step(!rmmod("kprobe_example"), "rmmod sample");
+}
+
+static int t_twin(void)
+{
+	int ok;
+
+	rmmod("kprobe_example");
+	rmmod("kprobe_twin_a");
+	rmmod("kprobe_twin_b");
+	ok = twin_body();
+	event_off("twin");
+	rmmod("kprobe_example");
+	rmmod("kprobe_twin_b");
+	return ok;
+}
+
+/*
+ * Kprobes keeps nothing it learned of a module's text before it is told
+ * the module is coming: a load may fail before that, and free the text
+ * without a word to kprobes.
+ */
+static int t_notice(void)
+{
+	char line[256];
+	int ok;
+
+	rmmod("kprobe_target");
+	if (insmod("kprobe_notice", ""))
+		return 0;
+	ok = step(!insmod("kprobe_target", ""), "insmod kprobe_target");
+	rmmod("kprobe_target");
+	rmmod("kprobe_notice");
+	return ok && step(last_log_line("kprobe_notice: kprobe_target:", line, sizeof(line)),
+			  "kprobe_notice's line") &&
+	       step(strstr(line, "heard of before kprobes 0, after 1") != NULL,
+		    "heard of only after kprobes");
+}
+
+/*
+ * A module going away: a probe on its text, asked for from its exit
+ * function, is refused with -ENOENT.
+ */
+static int t_probe_in_exit(void)
+{
+	char line[256];
+
+	rmmod("kprobe_target");
+	if (insmod("kprobe_target", "probe_exit=1") ||
+	    !step(!rmmod("kprobe_target"), "rmmod kprobe_target"))
+		return 0;
+	return step(last_log_line("kprobe_target: probe in exit:", line, sizeof(line)),
+		    "kprobe_target's line") &&
+	       step(strstr(line, "probe in exit: -2") != NULL, "-ENOENT");
+}
+
+static int pair_body(void)
+{
+	if (!step(!insmod("kprobe_pair", ""), "insmod kprobe_pair") ||
+	    !step(!put(D "/enabled", "0", 0), "switched off") ||
+	    !step(!insmod("livepatch-sample", ""), "livepatch") ||
+	    !step(lp_settled(), "livepatch transition ended") ||
+	    !step(put(D "/enabled", "1", 0) < 0, "an error from the switch") ||
+	    !step(contains(D "/enabled", "1\n"), "switched on") ||
+	    !step(count_log("failed to arm kprobe-ftrace at cmdline_proc_show") > 0,
+		  "the site not armed reported"))
+		return 0;
+	slurp("/proc/version");
+	if (!step(cmdline_patched(), "patched") ||
+	    !step(param_get("kprobe_pair", "hits2") == 1, "version_proc_show: 1 hit") ||
+	    !step(param_get("kprobe_pair", "hits1") == 0, "cmdline_proc_show: no hit") ||
+	    !step(!rmmod("kprobe_pair"), "unregistered"))
+		return 0;
+	lp_remove();
+	if (!step(access(LP, F_OK), "livepatch removed") ||
+	    !step(!insmod("kprobe_pair", ""), "insmod kprobe_pair again"))
+		return 0;
+	slurp("/proc/version");
+	cmdline_patched();
+	note("hits %ld %ld", param_get("kprobe_pair", "hits1"), param_get("kprobe_pair", "hits2"));
+	return step(param_get("kprobe_pair", "hits1") == 3 &&
+		    param_get("kprobe_pair", "hits2") == 1, "hits 3 and 1") &&
+	       step(!rmmod("kprobe_pair"), "rmmod kprobe_pair");
+}
+
+/*
+ * Two probes with post_handlers at function entries, registered in one
+ * call; kprobes switched off, the livepatch sample takes one of the two
+ * functions, kprobes switched on: the other probe is armed and fires,
+ * the switch fails with the error of the one that could not be armed,
+ * reported by name. The probes are unregistered and the livepatch
+ * removed cleanly, and both are armed when nothing is in the way.
+ */
+static int t_pair(void)
+{
+	int ok = pair_body();
+
+	put(D "/enabled", "1", 0);
+	rmmod("kprobe_pair");
+	lp_remove();
+	return step(access(LP, F_OK), "livepatch removed") && ok;
+}
+
+/* x86-64's own cases, after the others. */
+static void x86_selftests(void)
+{
+	if (!have_modules || !have_events)
+		return;
+	report("query_says_optimize", t_query_optimize());
+	report("module_init_probe_gone", t_module_init_gone());
+	report("optimized_probe_and_sysctl", t_optimized_sysctl());
+	report("enabled_switch_breakpoint_and_optimized", t_enabled_kinds());
+	report("sysctl_0_keeps_new_probes_unoptimized", t_sysctl_new_probe());
+	report("gone_probe_disable_but_not_enable", t_gone_enable());
+	report("livepatch_beside_entry_probe", t_livepatch());
+	report("perf_text_poke_records", t_textpoke());
+	report("gone_site_revived_by_other_module", t_twin());
+	report("query_allocates_and_writes_nothing", t_query_quiet());
+	report("module_text_kept_only_once_announced", t_notice());
+	report("probe_on_going_module_refused", t_probe_in_exit());
+	report("livepatch_leaves_other_sites_armed", t_pair());
+}
+
+static int ftrace_killed_body(void)
+{
+	char where[64];
+	long hits;
+
+	if (!step(!insmod("kprobe_target", ""), "insmod kprobe_target") ||
+	    !step(!event_on("fk1", "kernel_clone"), "fk1") ||
+	    !step(!event_on("fk2", "kprobe_target_func"), "fk2") ||
+	    !step(lines_with(D "/list", "kprobe_target_func", "[FTRACE]") == 1, "fk2 on ftrace") ||
+	    !step(!insmod("kprobe_ftrace_kill", ""), "ftrace killed") ||
+	    !step(!event_off("fk1"), "fk1 disabled and removed") ||
+	    !step(!rmmod("kprobe_target"), "probed module removed") ||
+	    !step(lines_with(D "/list", "[GONE][FTRACE]", NULL) == 1, "fk2 gone") ||
+	    !step(!insmod("kprobe_target", ""), "probed module loaded again") ||
+	    !step(!param_put("kprobe_target", "calls", "3"), "3 calls") ||
+	    !step(!event_off("fk2"), "fk2 disabled and removed"))
+		return 0;
+	if (!insmod("kprobe_example", "symbol=kprobe_target_func")) {
+		rmmod("kprobe_example");
+		return step(0, "no entry probe armed with ftrace dead");
+	}
+	snprintf(where, sizeof(where), "kernel_clone+%lu", entry_off + 5);
+	if (!step(count_log("register_kprobe(kprobe_target_func) failed: -19") > 0,
+		  "the entry probe refused with -ENODEV") ||
+	    !step(!event_on("fk3", where), "breakpoint probe"))
+		return 0;
+	fork_some(5);
+	hits = event_hits("fk3");
+	note("breakpoint probe: %ld hits", hits);
+	return step(!event_off("fk3"), "fk3 removed") &&
+	       step(!rmmod("kprobe_target"), "rmmod kprobe_target") && step(hits >= 5, "5 hits");
+}
+
+/*
+ * Last of a boot: ftrace killed (as ftrace does when its text is not what
+ * it expects; CVE-2026-43409 in the tree). Probes at entries (ftrace
+ * sites) are unregistered, a module with one is removed (its probe goes
+ * [GONE]) and loaded again, and new probes are asked for: no oops, a
+ * clear error for a new entry probe (-ENODEV), breakpoint probes work,
+ * nothing leaked. Nothing that needs ftrace may run after it.
+ */
+static int t_ftrace_killed(void)
+{
+	int ok;
+
+	rmmod("kprobe_target");
+	ok = ftrace_killed_body();
+	event_off("fk1");
+	event_off("fk2");
+	event_off("fk3");
+	rmmod("kprobe_example");
+	rmmod("kprobe_target");
+	return ok && t_list_empty();
+}
+#endif
+
 /* The selftests, numbered from nr_tests + 1. */
 static void selftests(void)
 {
@@ -1884,10 +2738,31 @@ static void selftests(void)
 #ifdef __aarch64__
 	report("entry_probe_at_symbol", t_entry_at_symbol());
 	report("optimized_module_body_gone", t_optimized_body_gone());
-	report("storm", t_storm());
+	storm(15);
+#endif
+#ifdef __x86_64__
+	x86_selftests();
 #endif
 	report("list_empty_at_end", t_list_empty());
 }
+
+#ifdef __x86_64__
+/*
+ * The last selftests of the x86-64 guest, after the tree's ftracetest and
+ * the storm (run-tests'): a kmemleak scan, then ftrace killed, after which
+ * nothing that needs ftrace may run.
+ */
+static void last_selftests(void)
+{
+	have_modules = !access("/proc/modules", F_OK);
+	have_events = !access(T "/kprobe_events", F_OK);
+	find_entry_offset();
+	report("kmemleak_after_tests", t_kmemleak());
+	if (have_modules && have_events)
+		report("ftrace_killed_then_modules_and_probes", t_ftrace_killed());
+	report("kmemleak_after_ftrace_killed", t_kmemleak());
+}
+#endif
 
 /* Print the kernel log's lines since the last call, and clear it. */
 static void show_new_log(void)
@@ -1954,11 +2829,26 @@ int main(int argc, char **argv)
 	if (getpid() != 1 && argc > 1 && !strcmp(argv[1], "pmu"))
 		return kprobe_pmu_main(argc - 1, argv + 1);
 	if (getpid() != 1) {
-		/* Called by run-tests: the selftests alone. */
+		/* Called by run-tests: the selftests alone, or its last ones. */
 		setvbuf(stdout, NULL, _IOLBF, 0);
 		s = getenv("SELFTESTS_FIRST");
 		if (s)
 			nr_tests = atoi(s) - 1;
+#if defined(__aarch64__) || defined(__x86_64__)
+		/* kprobes_selftests storm SECONDS: make storm, and run-tests' storm. */
+		if (argc > 2 && !strcmp(argv[1], "storm")) {
+			have_modules = !access("/proc/modules", F_OK);
+			have_events = !access(T "/kprobe_events", F_OK);
+			storm(atoi(argv[2]));
+			return nr_failed ? 1 : 0;
+		}
+#endif
+#ifdef __x86_64__
+		if (argc > 1 && !strcmp(argv[1], "last")) {
+			last_selftests();
+			return nr_failed ? 1 : 0;
+		}
+#endif
 		selftests();
 		return nr_failed ? 1 : 0;
 	}
