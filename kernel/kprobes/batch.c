@@ -19,10 +19,16 @@
 #include "internal.h"
 
 #ifdef CONFIG_OPTPROBES
+static bool start_retiring(struct kprobe *site);
 static void retire_chunk(void);
 static bool keep_retired(struct kprobe *site);
 #else
 /* Without the optimizer no site ever has a jump, so none retires. */
+static bool start_retiring(struct kprobe *site)
+{
+	return false;
+}
+
 static void retire_chunk(void)
 {
 }
@@ -77,6 +83,27 @@ void kprobe_release_site(struct kprobe *site)
 		return;
 	kprobe_site_remove_detour(site);
 	kprobe_free_aggregate(site);
+}
+
+/**
+ * kprobe_batch_remove_site() - a site leaves the table in this batch
+ * @b: the batch
+ * @site: the site, marked KPROBE_FLAG_DYING, its last probe gone
+ *
+ * An optimized site retires (its jump is written back later, see
+ * retiring_sites); any other is disarmed now, leaves the table when @b
+ * is published, and is freed after its grace period. kprobe_mutex held.
+ */
+void kprobe_batch_remove_site(struct kprobe_batch *b, struct kprobe *site)
+{
+	lockdep_assert_held(&kprobe_mutex);
+	if (start_retiring(site))
+		return;
+	kprobe_site_sync_armed(b, site);
+	if (kprobe_is_aggr(site))
+		list_add_tail(&to_aggr(site)->dying, &b->free_aggregates);
+	else
+		list_add_tail(&site->list, &b->free_list);
 }
 
 /* Apply the queued breakpoint and jump writes; text_mutex held. */
@@ -362,13 +389,12 @@ static bool site_retires_later(struct kprobe *site)
 }
 
 /*
- * The last probe of @site went (remove_probe()): an optimized site
- * retires, out of the table now, its jump still in the text (see
- * retiring_sites), and retire_work is queued; it runs once the caller
- * drops kprobe_mutex. Return: true when it does; the caller's batch
- * then leaves it alone.
+ * The last probe of @site went: an optimized site retires, out of the
+ * table now, its jump still in the text (see retiring_sites), and
+ * retire_work is queued; it runs once the caller drops kprobe_mutex.
+ * Return: true when it does; the batch then leaves it alone.
  */
-bool kprobe_site_start_retiring(struct kprobe *site)
+static bool start_retiring(struct kprobe *site)
 {
 	if (!site_retires_later(site))
 		return false;

@@ -724,13 +724,7 @@ static void remove_probe(struct kprobe_batch *b, struct kprobe *p, struct kprobe
 		}
 	}
 	site->flags |= KPROBE_FLAG_DYING;
-	if (kprobe_site_start_retiring(site))
-		return;
-	kprobe_site_sync_armed(b, site);
-	if (kprobe_is_aggr(site))
-		list_add_tail(&to_aggr(site)->dying, &b->free_aggregates);
-	else
-		list_add_tail(&site->list, &b->free_list);
+	kprobe_batch_remove_site(b, site);
 }
 
 static void unregister_locked(struct kprobe **kps, int num);

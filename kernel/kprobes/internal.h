@@ -341,17 +341,12 @@ int kprobe_batch_finish(struct kprobe_batch *b);
 int kprobe_sync_all_sites(void);
 void kprobe_release_dying_sites(struct list_head *sites,
 				struct list_head *aggregates);
+void kprobe_batch_remove_site(struct kprobe_batch *b, struct kprobe *site);
 
-/* Retiring sites; without the optimizer, none ever retires. */
+/* Write back every retiring site's jump; without the optimizer, none retires. */
 #ifdef CONFIG_OPTPROBES
-bool kprobe_site_start_retiring(struct kprobe *site);
 void kprobe_retire_sites(void);
 #else
-static inline bool kprobe_site_start_retiring(struct kprobe *site)
-{
-	return false;
-}
-
 static inline void kprobe_retire_sites(void)
 {
 }
