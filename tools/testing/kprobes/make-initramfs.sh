@@ -91,12 +91,16 @@ root=$build/$name
 # .build/guest-bin/CROSS_COMPILE/ when its sources changed: make
 # bench-arm64's /init is bench-arm64/init.c, the others guest-progs/NAME.c.
 guest_prog() {
-	local prog=$build/guest-bin/${cross:-native}/$1 srcs=("$t/guest-progs/$1.c")
+	local prog=$build/guest-bin/${cross:-native}/$1 srcs=("$t/guest-progs/$1.c") deps=()
 	[ "$1" = init ] && srcs=("$t/bench-arm64/init.c")
-	# The selftests run perf and BPF through kprobe_pmu.c, linked in.
-	[ "$1" = kprobes_selftests ] && srcs+=("$t/guest-progs/kprobe_pmu.c")
+	# The selftests: x86-64's own cases in a file of their own, and perf
+	# and BPF through kprobe_pmu.c, linked in.
+	if [ "$1" = kprobes_selftests ]; then
+		srcs+=("$t/guest-progs/kprobes_selftests_x86.c" "$t/guest-progs/kprobe_pmu.c")
+		deps=("$t/guest-progs/selftests.h")
+	fi
 	mkdir -p "${prog%/*}"
-	if [ ! -x "$prog" ] || [ -n "$(find "${srcs[@]}" -newer "$prog")" ]; then
+	if [ ! -x "$prog" ] || [ -n "$(find "${srcs[@]}" "${deps[@]}" -newer "$prog")" ]; then
 		echo "  CC      ${prog#$repo/} (static, for the guest)" >&2
 		"${cross}gcc" -static -O2 -Wall -pthread -o "$prog" "${srcs[@]}"
 	fi
