@@ -7,11 +7,11 @@
  * registration call's batch and every way a site leaves the table (the
  * retiring of optimized sites too), arming.c the breakpoints, ftrace
  * filters and the global switch, optimizer.c the jumps, slots.c the
- * instruction slots, blacklist.c the blacklist, listed.c the sites the kernel's own tables
- * list (jump labels, static calls, BUG()), counters.c the hit counters,
- * gone.c text going away, kretprobe.c the return instances, deferred.c
- * unregistering that does not wait, debugfs.c the files under
- * /sys/kernel/debug/kprobes/.
+ * instruction slots, blacklist.c the blacklist, listed.c the sites the
+ * kernel's own tables list (jump labels, static calls, BUG()),
+ * counters.c the hit counters, gone.c text going away, kretprobe.c the
+ * return instances, deferred.c unregistering that does not wait,
+ * debugfs.c the files under /sys/kernel/debug/kprobes/.
  * Only what two files or more use is declared here; nothing here is for
  * use outside kernel/kprobes/.
  */
@@ -421,7 +421,6 @@ void kprobe_site_sync_optimized(struct kprobe_batch *b, struct kprobe *site,
 				bool armed);
 void kprobe_sync_covering_sites(struct kprobe_batch *b, kprobe_opcode_t *addr);
 void kprobe_requeue_covering_sites(kprobe_opcode_t *addr);
-
 #else
 static inline void kprobe_query_optimize(struct kprobe_query_verdict *v, struct kprobe *p)
 {
