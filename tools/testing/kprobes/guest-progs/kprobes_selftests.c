@@ -45,7 +45,6 @@
 
 #include "selftests.h"
 
-
 static int nr_tests, nr_failed;
 
 /* A test's result: 1 passed, 0 failed, SKIP with the reason in skip_why. */
@@ -152,15 +151,25 @@ void fork_some(int n)
 }
 
 /* Times @what appears in the kernel log. */
-int count_log(const char *what)
+/* The kernel log as it is now, in a static buffer; NULL on error. */
+char *kernel_log(void)
 {
 	static char buf[1 << 20];
-	int len = klogctl(3, buf, sizeof(buf) - 1), n = 0;
-	char *p = buf;
+	int len = klogctl(3, buf, sizeof(buf) - 1);
 
 	if (len < 0)
-		return -1;
+		return NULL;
 	buf[len] = 0;
+	return buf;
+}
+
+int count_log(const char *what)
+{
+	char *p = kernel_log();
+	int n = 0;
+
+	if (!p)
+		return -1;
 	while ((p = strstr(p, what))) {
 		n++;
 		p += strlen(what);
@@ -199,19 +208,25 @@ void note(const char *fmt, ...)
 }
 
 /* Load module @name from M with @params; 0 or -errno (noted). */
-int insmod(const char *name, const char *params)
+/* Load module @name from M with @params; 0 or -errno, quietly. */
+static int load_module(const char *name, const char *params)
 {
 	char path[256];
 	int fd, ret;
 
 	snprintf(path, sizeof(path), M "/%s.ko", name);
 	fd = open(path, O_RDONLY);
-	if (fd < 0) {
-		ret = -errno;
-	} else {
-		ret = syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
-		close(fd);
-	}
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+int insmod(const char *name, const char *params)
+{
+	int ret = load_module(name, params);
+
 	if (ret)
 		note("insmod %s %s: %s", name, params, strerror(-ret));
 	return ret;
@@ -333,7 +348,6 @@ static int t_blacklist(void)
 	return ok;
 }
 
-#define OPT_SYSCTL "/proc/sys/debug/kprobes-optimization"
 
 static int sysctl_is(const char *value)
 {
@@ -1391,23 +1405,11 @@ static void *storm_reader(void *arg)
 /* Load a module with the sample on it, run it, unload it under the probe. */
 static int storm_module_round(void)
 {
-	int fd, ok;
+	int ok = !load_module("kprobe_target", "") &&
+		 !load_module("kprobe_example", "symbol=kprobe_target_opt post=0") &&
+		 !put("/sys/module/kprobe_target/parameters/opt_calls", "50", 0) &&
+		 !rmmod("kprobe_target") && !rmmod("kprobe_example");
 
-	fd = open(M "/kprobe_target.ko", O_RDONLY);
-	if (fd < 0)
-		return 0;
-	ok = !syscall(SYS_finit_module, fd, "", 0);
-	close(fd);
-	fd = open(M "/kprobe_example.ko", O_RDONLY);
-	ok = ok && fd >= 0 &&
-	     !syscall(SYS_finit_module, fd, "symbol=kprobe_target_opt post=0", 0);
-	if (fd >= 0)
-		close(fd);
-	fd = open("/sys/module/kprobe_target/parameters/opt_calls", O_WRONLY);
-	ok = ok && fd >= 0 && write(fd, "50", 2) == 2;
-	if (fd >= 0)
-		close(fd);
-	ok = ok && !rmmod("kprobe_target") && !rmmod("kprobe_example");
 	rmmod("kprobe_target");
 	rmmod("kprobe_example");
 	return ok;
@@ -1737,6 +1739,21 @@ static long hits_during_wakes(const char *event)
 	return event_hits(event) - before;
 }
 
+/*
+ * After the trace is cleared, this task's wakeups hit probe @event and
+ * the direct call's trace_printk() alike; @when says at what point.
+ */
+static int both_run(const char *event, const char *when)
+{
+	long h;
+
+	put(T "/trace", "", 0);
+	h = hits_during_wakes(event);
+	note("probe hits %ld %s", h, when);
+	return step(h >= 6, "probe hits") &&
+	       step(trace_lines("waking up") >= 6, "the direct call runs beside the probe");
+}
+
 static int direct_call_body(void)
 {
 	double end;
@@ -1747,11 +1764,7 @@ static int direct_call_body(void)
 	    !step(!insmod("ftrace-direct", ""), "ftrace-direct loaded") ||
 	    !step(!event_on("wake", "wake_up_process"), "probe beside the direct call"))
 		return 0;
-	put(T "/trace", "", 0);
-	h = hits_during_wakes("wake");
-	note("probe hits %ld beside the direct call", h);
-	if (!step(h >= 6, "probe hits beside the direct call") ||
-	    !step(trace_lines("waking up") >= 6, "the direct call runs beside the probe") ||
+	if (!both_run("wake", "beside the direct call") ||
 	    !step(!event_off("wake"), "probe removed"))
 		return 0;
 	put(T "/trace", "", 0);
@@ -1763,11 +1776,7 @@ static int direct_call_body(void)
 	if (!step(!event_on("wake2", "wake_up_process"), "probe") ||
 	    !step(!insmod("ftrace-direct", ""), "direct call beside the probe"))
 		return 0;
-	put(T "/trace", "", 0);
-	h = hits_during_wakes("wake2");
-	note("probe hits %ld after the direct call came", h);
-	if (!step(h >= 6, "probe hits after the direct call came") ||
-	    !step(trace_lines("waking up") >= 6, "the direct call runs beside the probe") ||
+	if (!both_run("wake2", "after the direct call came") ||
 	    !step(!rmmod("ftrace_direct"), "ftrace-direct removed"))
 		return 0;
 	h = hits_during_wakes("wake2");

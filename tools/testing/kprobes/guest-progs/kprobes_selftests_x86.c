@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/klog.h>
 #include <sys/wait.h>
 
 #include "selftests.h"
@@ -23,7 +22,6 @@
  * kprobe_twin_*, kprobe_notice, kprobe_pair, kprobe_ftrace_kill) ----
  */
 
-#define OPT_SYSCTL "/proc/sys/debug/kprobes-optimization"
 #define LP "/sys/kernel/livepatch/livepatch_sample"
 
 static int param_put(const char *mod, const char *param, const char *val)
@@ -91,14 +89,9 @@ static long stats_hits(const char *what)
 /* The last line of the kernel log that contains @what, into @buf. */
 static int last_log_line(const char *what, char *buf, size_t size)
 {
-	static char log[1 << 20];
-	int len = klogctl(3, log, sizeof(log) - 1);
-	char *p, *found = NULL, *end;
+	char *log = kernel_log(), *p, *found = NULL, *end;
 
-	if (len < 0)
-		return 0;
-	log[len] = 0;
-	for (p = log; (p = strstr(p, what)); p++)
+	for (p = log; p && (p = strstr(p, what)); p++)
 		found = p;
 	if (!found)
 		return 0;

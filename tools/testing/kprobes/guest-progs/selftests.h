@@ -13,6 +13,7 @@
 #define D "/sys/kernel/debug/kprobes"
 #define T "/sys/kernel/tracing"
 #define M "/lib/modules/kprobes"
+#define OPT_SYSCTL "/proc/sys/debug/kprobes-optimization"
 
 /* Where a probe on symbol+0 goes; what the kernel has. */
 extern unsigned long entry_off;
@@ -20,6 +21,7 @@ extern int have_modules, have_events;
 
 int contains(const char *path, const char *what);
 int count_log(const char *what);
+char *kernel_log(void);
 long event_hits(const char *name);
 int event_off(const char *name);
 int event_on(const char *name, const char *where);
