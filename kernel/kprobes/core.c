@@ -109,13 +109,13 @@
  * rest of kernel/kprobes/ each own one concept and its data, reached
  * through internal.h: table.c (the sites by address: the hash table,
  * and the hit path's index behind get_kprobe()), place.c (resolving a
- * probe point and the checks of where a probe may go), batch.c (a
- * registration call's batch: the text locks, publishing it, its grace
- * period, and every way a site leaves: freed after it, or retired
- * first when optimized), arming.c (breakpoints, ftrace filters and the
- * global switch), optimizer.c (jumps), slots.c (instruction slots),
- * blacklist.c (with the modules' entries), listed.c (jump label, static
- * call and bug sites), counters.c (per-CPU hit counters, and a member's
+ * probe point and the checks of where a probe may go, with the
+ * blacklist and the jump label, static call and bug sites the kernel
+ * lists), batch.c (a registration call's batch: the text locks,
+ * publishing it, its grace period, and every way a site leaves: freed
+ * after it, or retired first when optimized), arming.c (breakpoints,
+ * ftrace filters and the global switch), optimizer.c (jumps), slots.c
+ * (instruction slots), counters.c (per-CPU hit counters, and a member's
  * hits counted by its site), gone.c (text going away: modules, init
  * memory), kretprobe.c (return instances), deferred.c (unregistering
  * that does not wait) and debugfs.c (the files under
@@ -320,22 +320,6 @@ static int kprobe_prepare_site(struct kprobe *p)
 
 /* ---- what registering would do: the query file -------------------------- */
 
-/*
- * The blacklist entry that refused @addr, copied into the verdict: a
- * module's entry goes with the module once kprobe_mutex is dropped.
- */
-static void query_blacklist_entry(struct kprobe_query_verdict *v, unsigned long addr)
-{
-	struct kprobe_blacklist_entry *ent = kprobe_blacklist_entry_of(addr);
-
-	if (ent) {
-		v->blacklist_start = ent->start_addr;
-		v->blacklist_size = ent->end_addr - ent->start_addr;
-	} else {
-		v->blacklist_arch = arch_within_kprobe_blacklist(addr);
-	}
-}
-
 /* @p passed the checks: what else registering it would decide. */
 static void query_accepted(struct kprobe_query_verdict *v, struct kprobe *p,
 			   struct kprobe *site)
@@ -401,11 +385,8 @@ void kprobe_query(struct kprobe_query_verdict *v, kprobe_opcode_t *addr,
 	v->placed = p->addr;
 	if (!v->probe.err)
 		v->probe.err = kprobe_prepare_site(p);
-	if (v->probe.err) {
-		if (v->blacklisted)
-			query_blacklist_entry(v, (unsigned long)p->addr);
+	if (v->probe.err)
 		goto unpin;
-	}
 	query_accepted(v, p, site);
 	kprobe_release_site(p);
 unpin:

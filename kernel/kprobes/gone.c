@@ -154,7 +154,6 @@ static int kprobes_module_callback(struct notifier_block *nb,
 	mutex_lock(&kprobe_mutex);
 	switch (val) {
 	case MODULE_STATE_COMING:
-		kprobe_module_blacklist_update(mod, true);
 		module_set_coming(mod, true);
 		break;
 	case MODULE_STATE_LIVE:
@@ -165,7 +164,6 @@ static int kprobes_module_callback(struct notifier_block *nb,
 	case MODULE_STATE_GOING:
 		module_set_coming(mod, false);
 		module_mem_gone(mod, false);
-		kprobe_module_blacklist_update(mod, false);
 		break;
 	}
 	mutex_unlock(&kprobe_mutex);

@@ -3,15 +3,14 @@
  * What the files of the kprobes core share. core.c owns the life cycle
  * of probes and sites (its opening comment is the map); the other files
  * each own one concept and the data that goes with it: table.c the
- * sites by address, place.c where a probe may go, batch.c a
- * registration call's batch and every way a site leaves the table (the
- * retiring of optimized sites too), arming.c the breakpoints, ftrace
- * filters and the global switch, optimizer.c the jumps, slots.c the
- * instruction slots, blacklist.c the blacklist, listed.c the sites the
- * kernel's own tables list (jump labels, static calls, BUG()),
- * counters.c the hit counters, gone.c text going away, kretprobe.c the
- * return instances, deferred.c unregistering that does not wait,
- * debugfs.c the files under /sys/kernel/debug/kprobes/.
+ * sites by address, place.c where a probe may go (the blacklist and the
+ * sites the kernel's own tables list too), batch.c a registration
+ * call's batch and every way a site leaves the table (the retiring of
+ * optimized sites too), arming.c the breakpoints, ftrace filters and
+ * the global switch, optimizer.c the jumps, slots.c the instruction
+ * slots, counters.c the hit counters, gone.c text going away,
+ * kretprobe.c the return instances, deferred.c unregistering that does
+ * not wait, debugfs.c the files under /sys/kernel/debug/kprobes/.
  * Only what two files or more use is declared here; nothing here is for
  * use outside kernel/kprobes/.
  */
@@ -60,7 +59,7 @@ static inline int order_ulong(unsigned long x, unsigned long y)
 
 extern struct mutex kprobe_mutex;
 extern bool kprobes_all_disarmed;		/* arming.c */
-extern struct list_head kprobe_blacklist;	/* blacklist.c */
+extern struct list_head kprobe_blacklist;	/* place.c */
 
 /* ---- core.c: aggregate sites -------------------------------------------- */
 
@@ -366,29 +365,6 @@ bool kprobe_site_wants_armed(struct kprobe *site);
 int kprobe_ftrace_changes_apply(void);
 int kprobe_site_sync_armed(struct kprobe_batch *b, struct kprobe *site);
 void kprobe_ftrace_flush_stale(void);
-
-/* ---- blacklist.c -------------------------------------------------------- */
-
-struct kprobe_blacklist_entry *kprobe_blacklist_entry_of(unsigned long addr);
-/**
- * enum kprobe_blacklisted - why the blacklist refuses an address
- * @KPROBE_NOT_BLACKLISTED: it does not
- * @KPROBE_BLACKLISTED: a blacklisted range holds it
- * @KPROBE_BLACKLISTED_PIECE: it is in a piece of a blacklisted function
- */
-enum kprobe_blacklisted {
-	KPROBE_NOT_BLACKLISTED,
-	KPROBE_BLACKLISTED,
-	KPROBE_BLACKLISTED_PIECE,
-};
-
-enum kprobe_blacklisted kprobe_blacklisted(unsigned long addr, const char *name,
-					   const char *modname);
-void kprobe_module_blacklist_update(struct module *mod, bool add);
-
-/* ---- listed.c ----------------------------------------------------------- */
-
-int kprobe_refuse_listed_site(unsigned long addr);
 
 /* ---- counters.c --------------------------------------------------------- */
 

@@ -6,11 +6,26 @@
  * which decides the error code for a point that fails several. The
  * registering path and the query file both ask kprobe_check_point(), so
  * that they cannot disagree; a query has each refusal's rule recorded
- * (kprobe_refuse()). The checks and the remembered function are under
- * kprobe_mutex; resolving a name or an address takes no lock.
+ * (kprobe_refuse()), and the blacklist entry that refused it.
+ *
+ * Two of the checks keep data of their own here. The blacklist: the
+ * functions and ranges no probe may be placed in, from
+ * NOKPROBE_SYMBOL(), the arch, and each module's own list, kept up as
+ * modules come and go. And the text the kernel lists in tables of its
+ * own, which no probe may go on: jump label sites and inline static
+ * call sites (rewritten when their key flips or their call is updated:
+ * a probe's copy would go stale, its breakpoint be overwritten) and
+ * BUG() and WARN() sites (they trap on purpose, and the trap is not
+ * ours).
+ *
+ * The checks and the remembered function are under kprobe_mutex;
+ * resolving a name or an address takes no lock; the blacklist is read
+ * under RCU as well.
  */
 
 #define pr_fmt(fmt) "kprobes: " fmt
+
+#include <linux/bsearch.h>
 
 #include "internal.h"
 
@@ -47,15 +62,6 @@ int kprobe_refuse(int err, const char *rule)
 	if (kprobe_querying)
 		kprobe_querying->asking->rule = rule;
 	return err;
-}
-
-/* The blacklist refuses: a query's verdict names the entry too. */
-static int refuse_blacklisted(void)
-{
-	lockdep_assert_held(&kprobe_mutex);
-	if (kprobe_querying)
-		kprobe_querying->blacklisted = true;
-	return kprobe_refuse(-EINVAL, "blacklisted");
 }
 
 /* ---- resolving the probe address --------------------------------------- */
@@ -231,6 +237,553 @@ int kprobe_on_func_entry(kprobe_opcode_t *addr, const char *sym, unsigned long o
 	return on_func_entry ? 0 : -EINVAL;
 }
 
+/* ---- the blacklist ------------------------------------------------------ */
+
+/* Ranges no probe may be placed in. Written under kprobe_mutex, read under RCU. */
+LIST_HEAD(kprobe_blacklist);
+
+bool __weak arch_within_kprobe_blacklist(unsigned long addr)
+{
+	return false;
+}
+
+/*
+ * The blacklist entry holding @addr, or NULL. The entries are freed only
+ * with their module's text, under kprobe_mutex: hold it, or RCU.
+ */
+static struct kprobe_blacklist_entry *blacklist_entry_of(unsigned long addr)
+{
+	struct kprobe_blacklist_entry *ent;
+
+	RCU_LOCKDEP_WARN(!lockdep_is_held(&kprobe_mutex) && !rcu_read_lock_any_held(),
+			 "kprobe blacklist read without kprobe_mutex or RCU");
+	list_for_each_entry_rcu(ent, &kprobe_blacklist, list,
+				lockdep_is_held(&kprobe_mutex))
+		if (addr - ent->start_addr < ent->end_addr - ent->start_addr)
+			return ent;
+	return NULL;
+}
+
+/*
+ * The entries on the list when kprobes came up (vmlinux's
+ * NOKPROBE_SYMBOL()s, its no-probe sections, the arch's ranges, a
+ * thousand or more on a distribution kernel) merged into disjoint ranges
+ * sorted by start, so that each probe's check is a binary search, not a
+ * walk of them all. Those entries are never removed; the entries added
+ * later, modules', follow boot_last on the list. Written once at boot;
+ * boot_last stays NULL when the index could not be allocated, and the
+ * whole list is walked.
+ */
+struct blacklist_range {
+	unsigned long start;
+	unsigned long end;
+};
+
+static struct blacklist_range *boot_ranges __ro_after_init;
+static unsigned int nr_boot_ranges __ro_after_init;
+static struct kprobe_blacklist_entry *boot_last __ro_after_init;
+
+static int range_cmp(const void *a, const void *b)
+{
+	return order_ulong(((const struct blacklist_range *)a)->start,
+			   ((const struct blacklist_range *)b)->start);
+}
+
+static void __init index_boot_entries(void)
+{
+	struct kprobe_blacklist_entry *ent;
+	struct blacklist_range *r;
+	unsigned int n = 0, i, merged;
+
+	list_for_each_entry(ent, &kprobe_blacklist, list)
+		n++;
+	if (!n)
+		return;
+	r = kvmalloc_array(n, sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return;
+	i = 0;
+	list_for_each_entry(ent, &kprobe_blacklist, list)
+		r[i++] = (struct blacklist_range){ ent->start_addr, ent->end_addr };
+	sort(r, n, sizeof(*r), range_cmp, NULL);
+	/* NOKPROBE_SYMBOL()s inside .kprobes.text overlap it: merge. */
+	merged = 0;
+	for (i = 1; i < n; i++) {
+		if (r[i].start <= r[merged].end)
+			r[merged].end = max(r[merged].end, r[i].end);
+		else
+			r[++merged] = r[i];
+	}
+	boot_ranges = r;
+	nr_boot_ranges = merged + 1;
+	boot_last = list_last_entry(&kprobe_blacklist, struct kprobe_blacklist_entry, list);
+}
+
+/* The ranges are disjoint: at most one holds @key. */
+static int range_holds_cmp(const void *key, const void *elt)
+{
+	unsigned long addr = *(const unsigned long *)key;
+	const struct blacklist_range *r = elt;
+
+	if (addr < r->start)
+		return -1;
+	return addr >= r->end;
+}
+
+static bool in_boot_ranges(unsigned long addr)
+{
+	return bsearch(&addr, boot_ranges, nr_boot_ranges, sizeof(*boot_ranges),
+		       range_holds_cmp);
+}
+
+/* Is @addr in one of the blacklisted ranges? */
+static bool in_blacklisted_range(unsigned long addr)
+{
+	struct kprobe_blacklist_entry *ent;
+
+	if (arch_within_kprobe_blacklist(addr))
+		return true;
+	guard(rcu)();
+	if (!boot_last)
+		return blacklist_entry_of(addr);
+	if (in_boot_ranges(addr))
+		return true;
+	ent = boot_last;
+	list_for_each_entry_continue_rcu(ent, &kprobe_blacklist, list)
+		if (addr - ent->start_addr < ent->end_addr - ent->start_addr)
+			return true;
+	return false;
+}
+
+/*
+ * The compiler splits functions and makes specialized copies of them,
+ * named after the function with a suffix: foo.cold, foo.isra.0,
+ * foo.constprop.0, foo.part.0. NOKPROBE_SYMBOL(foo) names only foo, yet
+ * the pieces run on the same paths. Return the address of the function
+ * the symbol @name (of module @modname, or of vmlinux for NULL) is a
+ * piece of, looked up in the same module; 0 when it is none.
+ */
+static unsigned long piece_origin(const char *name, const char *modname)
+{
+	char whole[MODULE_NAME_LEN + 1 + KSYM_NAME_LEN];
+	const char *suffix = strchr(name, '.');
+	int len;
+
+	if (!suffix || suffix == name)
+		return 0;
+	len = suffix - name;
+	if (modname)
+		snprintf(whole, sizeof(whole), "%s:%.*s", modname, len, name);
+	else
+		snprintf(whole, sizeof(whole), "%.*s", len, name);
+	return (unsigned long)kprobe_lookup_name(whole, 0);
+}
+
+/* Is @addr, in the symbol @name of @modname, a piece of a blacklisted function? */
+static bool blacklisted_piece(unsigned long addr, const char *name,
+			      const char *modname)
+{
+	unsigned long whole = piece_origin(name, modname);
+
+	return whole && whole != addr && in_blacklisted_range(whole);
+}
+
+/*
+ * A query's verdict names what refused @addr: the blacklist entry that
+ * holds it, copied (a module's entry goes with the module once
+ * kprobe_mutex is dropped), or the arch's own blacklist.
+ */
+static void record_blacklist_entry(unsigned long addr)
+{
+	struct kprobe_query_verdict *v = kprobe_querying;
+	struct kprobe_blacklist_entry *ent;
+
+	lockdep_assert_held(&kprobe_mutex);
+	if (!v)
+		return;
+	v->blacklisted = true;
+	ent = blacklist_entry_of(addr);
+	if (ent) {
+		v->blacklist_start = ent->start_addr;
+		v->blacklist_size = ent->end_addr - ent->start_addr;
+	} else {
+		v->blacklist_arch = arch_within_kprobe_blacklist(addr);
+	}
+}
+
+/*
+ * Refuse @addr, in the symbol @name of @modname (NULL for vmlinux),
+ * when a blacklisted range holds it, or when @name is a piece the
+ * compiler split off a blacklisted function (foo.cold, foo.isra.0, ...).
+ */
+static int refuse_blacklisted(unsigned long addr, const char *name, const char *modname)
+{
+	if (in_blacklisted_range(addr)) {
+		record_blacklist_entry(addr);
+		return kprobe_refuse(-EINVAL, "blacklisted");
+	}
+	if (blacklisted_piece(addr, name, modname))
+		return kprobe_refuse(-EINVAL,
+				     "a piece (.cold, .part, ...) of a blacklisted function");
+	return 0;
+}
+
+/**
+ * within_kprobe_blacklist() - may no probe be placed at @addr?
+ * @addr: a kernel text address
+ *
+ * Return: true when @addr is in a blacklisted range, or in a piece the
+ * compiler split off a blacklisted function (foo.cold, foo.isra.0, ...).
+ */
+bool within_kprobe_blacklist(unsigned long addr)
+{
+	char name[KSYM_NAME_LEN];
+	char *modname = NULL;
+
+	if (in_blacklisted_range(addr))
+		return true;
+	if (!kallsyms_lookup(addr, NULL, NULL, &modname, name))
+		return false;
+	return blacklisted_piece(addr, name, modname);
+}
+EXPORT_SYMBOL_GPL(within_kprobe_blacklist);
+
+/**
+ * kprobe_add_area_blacklist() - blacklist a range of text
+ * @start: first address
+ * @end: one past the last address
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int kprobe_add_area_blacklist(unsigned long start, unsigned long end)
+{
+	struct kprobe_blacklist_entry *ent;
+
+	if (start >= end)
+		return 0;
+	ent = kmalloc(sizeof(*ent), GFP_KERNEL);
+	if (!ent)
+		return -ENOMEM;
+	ent->start_addr = start;
+	ent->end_addr = end;
+	list_add_tail_rcu(&ent->list, &kprobe_blacklist);
+	return 0;
+}
+
+/**
+ * kprobe_add_ksym_blacklist() - blacklist the whole symbol around @entry
+ * @entry: an address inside a symbol
+ *
+ * Return: the symbol's size on success, -EINVAL when @entry is in no
+ * symbol, or -ENOMEM.
+ */
+int kprobe_add_ksym_blacklist(unsigned long entry)
+{
+	unsigned long size, offset;
+	int ret;
+
+	if (!kallsyms_lookup_size_offset(entry, &size, &offset))
+		return -EINVAL;
+	ret = kprobe_add_area_blacklist(entry - offset, entry - offset + size);
+	return ret ? ret : size;
+}
+
+int __weak arch_populate_kprobe_blacklist(void)
+{
+	return 0;
+}
+
+/* Blacklist each symbol named in a '_kprobe_blacklist' array. */
+static void kprobe_blacklist_symbols(unsigned long *start, unsigned long *end)
+{
+	unsigned long *iter;
+
+	for (iter = start; iter < end; iter++) {
+		unsigned long addr = (unsigned long)dereference_symbol_descriptor((void *)*iter);
+
+		if (kprobe_add_ksym_blacklist(addr) < 0)
+			pr_warn("cannot blacklist %pS\n", (void *)addr);
+	}
+}
+
+static int __init kprobe_populate_blacklist(void)
+{
+	int ret;
+
+	kprobe_blacklist_symbols(__start_kprobe_blacklist, __stop_kprobe_blacklist);
+
+	/* Sections whose code runs where a breakpoint cannot be taken. */
+	kprobe_add_area_blacklist((unsigned long)__kprobes_text_start,
+				  (unsigned long)__kprobes_text_end);
+	kprobe_add_area_blacklist((unsigned long)__noinstr_text_start,
+				  (unsigned long)__noinstr_text_end);
+
+	ret = arch_populate_kprobe_blacklist();
+	if (ret)
+		pr_err("blacklist incomplete: %d\n", ret);
+	index_boot_entries();
+	return ret;
+}
+/* Before init_kprobes() opens registration (core.o links after us). */
+early_initcall(kprobe_populate_blacklist);
+
+#ifdef CONFIG_MODULES
+/* A going module's memory: drop the entries that start in [start, end). */
+static void blacklist_drop_entries_in(unsigned long start, unsigned long end)
+{
+	struct kprobe_blacklist_entry *ent, *tmp;
+
+	list_for_each_entry_safe(ent, tmp, &kprobe_blacklist, list) {
+		if (ent->start_addr - start >= end - start)
+			continue;
+		/* in_blacklisted_range() reads it under RCU. */
+		list_del_rcu(&ent->list);
+		kfree_rcu(ent, rcu);
+	}
+}
+
+/* A coming module's '_kprobe_blacklist' entries and __kprobes text. */
+static void blacklist_module_coming(struct module *mod)
+{
+	unsigned long start = (unsigned long)mod->kprobes_text_start;
+
+	if (mod->num_kprobe_blacklist)
+		kprobe_blacklist_symbols(mod->kprobe_blacklist,
+					 mod->kprobe_blacklist + mod->num_kprobe_blacklist);
+	kprobe_add_area_blacklist(start, start + mod->kprobes_text_size);
+}
+
+/* A going module: drop every entry in its memory. */
+static void blacklist_module_going(struct module *mod)
+{
+	for_each_mod_mem_type(type) {
+		struct module_memory *mem = &mod->mem[type];
+
+		if (mem->size)
+			blacklist_drop_entries_in((unsigned long)mem->base,
+						  (unsigned long)mem->base + mem->size);
+	}
+}
+
+/*
+ * A module's entries come with it and go with it, under kprobe_mutex,
+ * which the checks hold. A probe in a coming module's text may be
+ * registered before this runs, as in the tree: the module's notifiers
+ * run after it is in the module tree.
+ */
+static int blacklist_module_callback(struct notifier_block *nb, unsigned long val,
+				     void *data)
+{
+	if (val != MODULE_STATE_COMING && val != MODULE_STATE_GOING)
+		return NOTIFY_DONE;
+	guard(mutex)(&kprobe_mutex);
+	if (val == MODULE_STATE_COMING)
+		blacklist_module_coming(data);
+	else
+		blacklist_module_going(data);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block blacklist_module_nb = {
+	.notifier_call = blacklist_module_callback,
+};
+
+static int __init kprobe_blacklist_module_init(void)
+{
+	return register_module_notifier(&blacklist_module_nb);
+}
+early_initcall(kprobe_blacklist_module_init);
+#endif /* CONFIG_MODULES */
+
+/* ---- sites the kernel lists ---------------------------------------------- */
+
+/*
+ * None of the kernel's tables is sorted by address, so its lookups walk
+ * all of each; for vmlinux's jump entries, thousands on a distribution
+ * kernel, that walk cost more than the rest of registering a probe on a
+ * NOP. So vmlinux's jump label sites get an index here, sorted by
+ * address, and the arch says (arch_kprobe_listed_tables()) which tables
+ * the instruction at an address could be in at all.
+ */
+
+/**
+ * arch_kprobe_listed_tables() - which tables could list @addr?
+ * @addr: a probe address, kprobe_mutex and text_mutex held
+ *
+ * Default: all of them, the kernel's own lookups then decide.
+ *
+ * Return: KPROBE_LISTED_* bits.
+ */
+unsigned int __weak arch_kprobe_listed_tables(unsigned long addr)
+{
+	return KPROBE_LISTED_ANY;
+}
+
+#ifdef CONFIG_JUMP_LABEL
+/*
+ * vmlinux's jump entries ordered by the address of their code, as
+ * positions in __start___jump_table[]. jump_label_init() has put that
+ * table in its final order before kprobes come up, and only flags in it
+ * change afterwards, so the index is built once, the first time a probe
+ * needs it, and never changes. kprobe_mutex guards the building.
+ * jump_index stays NULL when it could not be allocated: the kernel's own
+ * walk then answers.
+ */
+static u32 *jump_index;
+static unsigned int jump_index_len;
+static bool jump_index_tried;
+
+static struct jump_entry *jump_index_entry(unsigned int pos)
+{
+	return &__start___jump_table[jump_index[pos]];
+}
+
+static int jump_index_cmp(const void *a, const void *b)
+{
+	return order_ulong(jump_entry_code(&__start___jump_table[*(const u32 *)a]),
+			   jump_entry_code(&__start___jump_table[*(const u32 *)b]));
+}
+
+static void jump_index_build(void)
+{
+	unsigned int n = __stop___jump_table - __start___jump_table;
+	unsigned int i;
+	u32 *idx;
+
+	lockdep_assert_held(&kprobe_mutex);
+	jump_index_tried = true;
+	idx = kvmalloc_array(max(n, 1U), sizeof(*idx), GFP_KERNEL);
+	if (!idx)
+		return;
+	for (i = 0; i < n; i++)
+		idx[i] = i;
+	sort(idx, n, sizeof(*idx), jump_index_cmp, NULL);
+	jump_index_len = n;
+	jump_index = idx;
+}
+
+/*
+ * Is the jump entry @e's instruction over @addr? An init entry only
+ * counts while its text is there (@init), as for
+ * jump_label_text_reserved().
+ */
+static bool jump_entry_covers(struct jump_entry *e, unsigned long addr, bool init)
+{
+	unsigned long code = jump_entry_code(e);
+
+	if (jump_entry_is_init(e) && !init)
+		return false;
+	return code <= addr && code + jump_entry_size(e) > addr;
+}
+
+/*
+ * A binary search for the last site at or below @addr. Sites are whole
+ * instructions and do not overlap, so a site before that one ends where
+ * or before it starts: only it (or another entry for the same
+ * instruction) can cover @addr.
+ */
+static bool vmlinux_jump_site_at(unsigned long addr)
+{
+	bool init = system_state < SYSTEM_RUNNING;
+	unsigned int lo = 0, hi = jump_index_len;
+	unsigned long code;
+
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (jump_entry_code(jump_index_entry(mid)) <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return false;
+	code = jump_entry_code(jump_index_entry(lo - 1));
+	while (lo && jump_entry_code(jump_index_entry(lo - 1)) == code) {
+		if (jump_entry_covers(jump_index_entry(lo - 1), addr, init))
+			return true;
+		lo--;
+	}
+	return false;
+}
+
+#ifdef CONFIG_MODULES
+/* A module's own table is short: walked, as the kernel does. */
+static bool module_jump_site_at(unsigned long addr)
+{
+	struct jump_entry *e;
+	struct module *mod;
+	bool init;
+
+	guard(preempt)();
+	mod = __module_text_address(addr);
+	if (!mod)
+		return false;
+	init = mod->state == MODULE_STATE_COMING;
+	for (e = mod->jump_entries; e < mod->jump_entries + mod->num_jump_entries; e++)
+		if (jump_entry_covers(e, addr, init))
+			return true;
+	return false;
+}
+#else
+static bool module_jump_site_at(unsigned long addr)
+{
+	return false;
+}
+#endif
+
+/*
+ * Is @addr in a jump label site? The answer of
+ * jump_label_text_reserved(@addr, @addr), without walking vmlinux's
+ * table. kprobe_mutex held, the text pinned.
+ */
+static bool jump_label_site_at(unsigned long addr)
+{
+	if (!jump_index_tried)
+		jump_index_build();
+	if (!jump_index)
+		return jump_label_text_reserved((void *)addr, (void *)addr);
+	return vmlinux_jump_site_at(addr) || module_jump_site_at(addr);
+}
+#else
+static bool jump_label_site_at(unsigned long addr)
+{
+	return false;
+}
+#endif /* CONFIG_JUMP_LABEL */
+
+#ifdef CONFIG_GENERIC_BUG
+static bool is_bug_site(unsigned long addr)
+{
+	return find_bug(addr);
+}
+#else
+static bool is_bug_site(unsigned long addr)
+{
+	return false;
+}
+#endif
+
+/*
+ * Refuse a probe on a listed site: 0 when no table lists @addr, else
+ * -EINVAL (the tree's code for each), the reason recorded. kprobe_mutex
+ * and text_mutex held, the text pinned.
+ */
+static int refuse_listed_site(unsigned long addr)
+{
+	unsigned int tables = arch_kprobe_listed_tables(addr);
+
+	lockdep_assert_held(&kprobe_mutex);
+	if ((tables & KPROBE_LISTED_JUMP_LABEL) && jump_label_site_at(addr))
+		return kprobe_refuse(-EINVAL, "a jump label site");
+	if ((tables & KPROBE_LISTED_STATIC_CALL) &&
+	    static_call_text_reserved((void *)addr, (void *)addr))
+		return kprobe_refuse(-EINVAL, "a static call site");
+	if ((tables & KPROBE_LISTED_BUG) && is_bug_site(addr))
+		return kprobe_refuse(-EINVAL, "a BUG() or WARN() site");
+	return 0;
+}
+
 /* ---- checking the point -------------------------------------------------- */
 
 #ifdef CONFIG_MODULES
@@ -328,6 +881,7 @@ static int check_probe_address(struct kprobe *p)
 {
 	unsigned long addr = (unsigned long)p->addr;
 	bool at_call_site = is_ftrace_call_site(addr);
+	int ret;
 
 	lockdep_assert_held(&kprobe_mutex);
 	lockdep_assert_held(&text_mutex);
@@ -346,22 +900,16 @@ static int check_probe_address(struct kprobe *p)
 				     "ftrace's call site, without KPROBES_ON_FTRACE");
 
 	/* The symbol place_probe() found: @addr is in it. */
-	switch (kprobe_blacklisted(addr, probed_function.name,
-				   probed_function.modname[0] ? probed_function.modname : NULL)) {
-	case KPROBE_BLACKLISTED:
-		return refuse_blacklisted();
-	case KPROBE_BLACKLISTED_PIECE:
-		return kprobe_refuse(-EINVAL,
-				     "a piece (.cold, .part, ...) of a blacklisted function");
-	case KPROBE_NOT_BLACKLISTED:
-		break;
-	}
+	ret = refuse_blacklisted(addr, probed_function.name,
+				 probed_function.modname[0] ? probed_function.modname : NULL);
+	if (ret)
+		return ret;
 	if (is_preamble_symbol(probed_function.name))
 		return kprobe_refuse(-EINVAL, "a function's preamble (__pfx_, __cfi_)");
 	/* ftrace's own site is in none of the kernel's other tables. */
 	if (kprobe_ftrace(p))
 		return 0;
-	return kprobe_refuse_listed_site(addr);
+	return refuse_listed_site(addr);
 }
 
 /*

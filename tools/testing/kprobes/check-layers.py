@@ -15,7 +15,7 @@ import re
 import sys
 
 LAYERS = [
-    "table.c", "counters.c", "slots.c", "blacklist.c", "listed.c", "place.c",
+    "table.c", "counters.c", "slots.c", "place.c",
     "arming.c", "batch.c", "optimizer.c", "deferred.c", "gone.c",
     "kretprobe.c", "core.c", "debugfs.c",
 ]

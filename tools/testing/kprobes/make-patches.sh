@@ -172,34 +172,68 @@ the entry changed hands cannot return another address's site.
 Not built until the switch to the new core, later in this series.
 EOF
 
-add $core/core.c $core/place.c $core/gone.c
+add $core/core.c $core/gone.c
 commit "kprobes: a new core: the life cycle of probes" <<'EOF'
-The second part of the new core (core.c, place.c, gone.c):
+The second part of the new core (core.c, gone.c):
 
 - sites and members: a lone probe is its own site; a second probe at
   the same address makes an aggregate that takes over the first's arch
   state; an aggregate's handlers run its members';
 - the life cycle (core.c), documented in one place at the top of it:
   every path that may change whether a site should be armed ends in
-  kprobe_site_sync_armed() (arming.c, next patch), the one place that
-  arms or disarms;
-- where a probe may go (place.c): a probe point resolved to the
-  instruction the probe is placed on, and every check of it that needs
-  no arch state, in the tree's order, which decides the error code; the
-  registering path and the query file (debugfs.c) ask the same
-  function, so that they cannot disagree;
+  kprobe_site_sync_armed() (arming.c, two patches on), the one place
+  that arms or disarms;
 - registration in batches: register_kprobes() and unregister_kprobes()
-  resolve and check every probe, queue their sites' text changes, apply
-  them once and wait for one grace period for all of them, with no lock
-  held (batch.c, two patches on), so that threads closing probes at once
-  share grace periods and nobody else waits behind them; a failed batch
-  rolls back. The error codes are the tree's;
+  resolve and check every probe (place.c, next patch), queue their
+  sites' text changes, apply them once and wait for one grace period
+  for all of them, with no lock held (batch.c, three patches on), so
+  that threads closing probes at once share grace periods and nobody
+  else waits behind them; a failed batch rolls back. The error codes
+  are the tree's;
 - text that goes away (gone.c: module unload, init memory): its probes
   become GONE, as in the tree.
 
 With the rest of the series, register_kprobes() of 1,000 probes takes
 190 ms (virtual) against the tree's 5,259 (0.04), and one call of
 unregister_kprobes() for 10,000 probes 5.2 ms against 52.9.
+
+Not built until the switch to the new core, later in this series.
+EOF
+
+add $core/place.c
+commit "kprobes: a new core: where a probe may go" <<'EOF'
+place.c resolves a probe point to the instruction the probe is placed
+on and makes every check of it that needs no arch state, in the tree's
+order, which decides the error code. The registering path and the
+query file (debugfs.c) ask the same function, so that they cannot
+disagree; a query has the rule of each refusal recorded, and the
+blacklist entry that refused it.
+
+Two of the checks keep data of their own, here too:
+
+- the blacklist. Probing some functions would recurse into the
+  breakpoint handler or run with state the handlers cannot cope with;
+  NOKPROBE_SYMBOL(), the __kprobes section, the arch's own ranges and
+  each module's _kprobe_blacklist name them. The entries of boot (a
+  thousand or more on a distribution kernel) are kept in an index of
+  disjoint ranges sorted by address besides the RCU list that debugfs
+  shows: each probe's check is a binary search, where the tree walks
+  every entry for every probe. The blacklist also covers the pieces a
+  compiler splits off a blacklisted function (foo.cold, foo.isra.0,
+  foo.constprop.0, ...), which the tree's misses: a probe there is as
+  dangerous as in foo itself. A module's own entries come and go with
+  it.
+- the sites the kernel lists. Jump label and static call sites, which
+  the kernel rewrites, and BUG() and WARN() sites, which trap on
+  purpose, take no probe. The kernel's lookups walk each whole table,
+  and for vmlinux's thousands of jump entries that walk cost a probe on
+  a NOP more than the rest of registering it. The arch says which
+  tables the instruction at the address could be in at all
+  (arch_kprobe_listed_tables(); by default all), and vmlinux's jump
+  label sites are looked up in an index sorted by address, built the
+  first time a probe needs it (the table is final once
+  jump_label_init() has sorted it). A module's own table is short and
+  still walked. Each refusal is -EINVAL, as in the tree.
 
 Not built until the switch to the new core, later in this series.
 EOF
@@ -288,39 +322,6 @@ address range, for a copy that branches back with a short reach
 (arm64's B: 128 MiB), from the arch's
 arch_kprobe_alloc_insn_page_within() when no page there has room;
 kprobe_get_optinsn_slot_within() does the same for a detour.
-EOF
-
-add $core/blacklist.c
-commit "kprobes: the blacklist, with the pieces compilers split off" <<'EOF'
-Probing some functions would recurse into the breakpoint handler or
-run with state the handlers cannot cope with; NOKPROBE_SYMBOL(), the
-__kprobes section, the arch's own ranges and each module's
-_kprobe_blacklist name them.
-
-blacklist.c keeps them on an RCU list, which debugfs shows, and the
-entries of boot (a thousand or more on a distribution kernel) also in
-an index of disjoint ranges sorted by address: each probe's check is a
-binary search, where the tree walks every entry for every probe. It
-also covers the pieces a compiler splits off a blacklisted function
-(foo.cold, foo.isra.0, foo.constprop.0, ...), which the tree's
-blacklist misses: a probe there is as dangerous as in foo itself. A
-module's own entries come and go with it.
-EOF
-
-add $core/listed.c
-commit "kprobes: keep probes off jump label, static call and BUG() sites" <<'EOF'
-The kernel lists jump label and static call sites, which it rewrites,
-and BUG() and WARN() sites, which trap on purpose; no probe may go on
-one. Its lookups walk each whole table, and for vmlinux's thousands of
-jump entries that walk cost a probe on a NOP more than the rest of
-registering it.
-
-listed.c asks the arch which tables the instruction at the address
-could be in at all (arch_kprobe_listed_tables(); by default all), and
-looks vmlinux's jump label sites up in an index sorted by address,
-built the first time a probe needs it (the table is final once
-jump_label_init() has sorted it). A module's own table is short and
-still walked. Each refusal is -EINVAL, as in the tree.
 EOF
 
 add $core/counters.c
@@ -575,7 +576,7 @@ remove kernel/kprobes.c
 maintainers_files add kernel/kprobes/
 maintainers_files del $core/Makefile $core/internal.h $core/core.c \
 	$core/table.c $core/place.c $core/gone.c $core/arming.c $core/batch.c \
-	$core/slots.c $core/blacklist.c $core/listed.c $core/counters.c \
+	$core/slots.c $core/counters.c \
 	$core/kretprobe.c $core/deferred.c $core/optimizer.c $core/debugfs.c
 commit "kprobes: remove the rest of the old core" <<'EOF'
 Nothing builds kernel/kprobes.c since the switch to kernel/kprobes/.
