@@ -185,7 +185,6 @@ void kprobe_release_dying_sites(struct list_head *sites, struct list_head *aggre
 		if (!keep_retired(aggr_site(agg)))
 			kprobe_release_site(aggr_site(agg));
 	}
-	kprobe_counter_trim();
 }
 
 /*
@@ -524,7 +523,6 @@ static void retire_work_fn(struct work_struct *work)
 		list_del_init(&agg->dying);
 		kprobe_release_site(aggr_site(agg));
 	}
-	kprobe_counter_trim();
 	mutex_unlock(&kprobe_mutex);
 }
 

@@ -28,8 +28,8 @@
  * a probe's never published, or after the grace period of the batch
  * that took the probe out of the table (kprobe_release_counters(),
  * deferred.c).
- * So a counter given back may be handed out again at once, and empty
- * chunks destroyed by kprobe_counter_trim(). All under kprobe_mutex.
+ * So a counter given back may be handed out again at once, and a chunk
+ * destroyed as soon as it is empty. All under kprobe_mutex.
  */
 struct counter_chunk {
 	struct list_head list;
@@ -42,7 +42,6 @@ struct counter_chunk {
 static LIST_HEAD(counter_chunks);
 static struct counter_chunk *counter_cursor;
 static unsigned int counter_chunks_nr;
-static unsigned int counter_chunks_empty;
 static unsigned int counters_free;
 
 /* The chunk after (@forward) or before @c, round the list. */
@@ -98,7 +97,6 @@ static struct counter_chunk *chunk_create(void)
 	}
 	list_add_tail(&c->list, &counter_chunks);
 	counter_chunks_nr++;
-	counter_chunks_empty++;
 	counters_free += BITS_PER_LONG;
 	return c;
 }
@@ -109,7 +107,6 @@ static void chunk_destroy(struct counter_chunk *c)
 		counter_cursor = counter_chunks_nr > 1 ? chunk_step(c, true) : NULL;
 	list_del(&c->list);
 	counter_chunks_nr--;
-	counter_chunks_empty--;
 	counters_free -= BITS_PER_LONG;
 	free_percpu(c->counters);
 	kfree(c);
@@ -131,8 +128,6 @@ unsigned long __percpu *kprobe_counter_alloc(void)
 		if (!c)
 			return NULL;
 	}
-	if (!c->used)
-		counter_chunks_empty--;
 	n = ffz(c->used);
 	c->used |= BIT(n);
 	counters_free--;
@@ -176,27 +171,13 @@ void kprobe_counter_free(unsigned long __percpu *counter)
 	c->used &= ~chunk_bit(c, counter);
 	counters_free++;
 	counter_cursor = c;
-	if (!c->used)
-		counter_chunks_empty++;
-}
-
-/*
- * Destroy empty chunks. Half a chunk's worth of free counters stays, so
- * that one probe coming and going at a chunk's edge does not make and
- * destroy a chunk each time.
- */
-void kprobe_counter_trim(void)
-{
-	struct counter_chunk *c, *next;
-
-	lockdep_assert_held(&kprobe_mutex);
-	list_for_each_entry_safe(c, next, &counter_chunks, list) {
-		if (!counter_chunks_empty ||
-		    counters_free < BITS_PER_LONG + BITS_PER_LONG / 2)
-			return;
-		if (!c->used)
-			chunk_destroy(c);
-	}
+	/*
+	 * An empty chunk goes, unless it holds the last free counters: half
+	 * a chunk's worth stays free besides, so that one probe coming and
+	 * going at a chunk's edge does not make and destroy a chunk each time.
+	 */
+	if (!c->used && counters_free >= BITS_PER_LONG + BITS_PER_LONG / 2)
+		chunk_destroy(c);
 }
 
 /* ---- counting a probe's hits --------------------------------------------- */

@@ -371,7 +371,6 @@ void kprobe_ftrace_flush_stale(void);
 unsigned long __percpu *kprobe_counter_alloc(void);
 bool kprobe_counter_in_use(unsigned long __percpu *counter);
 void kprobe_counter_free(unsigned long __percpu *counter);
-void kprobe_counter_trim(void);
 void kprobe_sync_member_counting(struct kprobe *site);
 unsigned long kprobe_hits_locked(struct kprobe *p);
 
