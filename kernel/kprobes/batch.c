@@ -210,7 +210,6 @@ static int batch_publish(struct kprobe_batch *b)
 	if (b->need_sync && !b->defer_to)
 		batch_start_grace_period(b);
 
-	kprobe_table_shrink();
 	list_for_each_entry(site, &b->free_list, list)
 		kprobe_requeue_covering_sites(site->addr);
 	list_for_each_entry(agg, &b->free_aggregates, dying)

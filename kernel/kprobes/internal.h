@@ -232,7 +232,6 @@ int kprobe_table_reserve(void);
 void kprobe_table_add(struct kprobe *site);
 void kprobe_table_replace(struct kprobe *old, struct kprobe *site);
 void kprobe_site_unhash(struct kprobe *site);
-void kprobe_table_shrink(void);
 bool kprobe_find_registered(struct kprobe *p, struct kprobe **site_out);
 
 /* ---- core.c: what registering would do, for the query file ------------- */

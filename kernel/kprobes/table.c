@@ -283,8 +283,14 @@ static void index_remove(struct kprobe *site)
 	idx->live--;
 }
 
-/* After removals: give memory back when the index is mostly empty. */
-void kprobe_table_shrink(void)
+/*
+ * Give memory back when the index is mostly empty: under a sixteenth of
+ * its entries live. The new one is 20 to 40 percent full, so that sites
+ * removed one after another rebuild it only once a third or less of
+ * those it was rebuilt with are left: the work stays in proportion to
+ * the sites removed.
+ */
+static void index_shrink(void)
 {
 	struct kprobe_index *idx = index_locked();
 
@@ -333,6 +339,7 @@ void kprobe_site_unhash(struct kprobe *site)
 		return;
 	hlist_del_init_rcu(&site->hlist);
 	index_remove(site);
+	index_shrink();
 }
 
 /* Is @p registered, as a site or as an aggregate's member? */
