@@ -49,7 +49,7 @@ static void kprobes_lock_text(void)
 /*
  * Start a batch; the text locks are held until kprobe_batch_finish()
  * applies it. Paths that decode text, write text near a retiring site's
- * jump, or need it gone, start with kprobe_batch_begin_retired() instead.
+ * jump, or need it gone, call kprobe_retire_sites() first.
  */
 void kprobe_batch_begin(struct kprobe_batch *b)
 {
@@ -113,17 +113,6 @@ void kprobe_batch_apply_text(struct kprobe_batch *b)
 	if (b->poked)
 		arch_kprobe_queue_apply();
 	b->poked = false;
-}
-
-/*
- * Start a batch after writing back the retiring sites' text: for paths
- * that may write near their jumps, or decode text (registering, the
- * optimizer), or need them gone (text going away, the global switches).
- */
-void kprobe_batch_begin_retired(struct kprobe_batch *b)
-{
-	kprobe_retire_sites();
-	kprobe_batch_begin(b);
 }
 
 /*
@@ -279,7 +268,8 @@ int kprobe_sync_all_sites(void)
 	int ret = 0;
 
 	lockdep_assert_held(&kprobe_mutex);
-	kprobe_batch_begin_retired(&b);
+	kprobe_retire_sites();
+	kprobe_batch_begin(&b);
 	for (i = 0; i < KPROBE_TABLE_SIZE; i++)
 		hlist_for_each_entry(site, &kprobe_table[i], hlist)
 			ret = kprobe_site_sync_armed(&b, site) ?: ret;
@@ -303,8 +293,8 @@ int kprobe_sync_all_sites(void)
  * text cannot see its jump. The rule: no text is decoded while a site
  * retires. Every path that decodes text (registering, the query file,
  * the optimizer, text going away, the global switches) starts with
- * kprobe_batch_begin_retired() or kprobe_retire_sites(), and
- * kprobe_text_hides_jumps() lets the arch check it.
+ * kprobe_retire_sites(), and kprobe_text_hides_jumps() lets the arch
+ * check it.
  */
 static LIST_HEAD(retiring_sites);
 static unsigned int nr_retiring;
@@ -483,8 +473,10 @@ static void retire_chunk(void)
 /**
  * kprobe_retire_sites() - write back the text of every retiring site
  *
- * For the paths that decode text, or write near a retiring site's jump
- * (see retiring_sites); retire_work frees the sites. kprobe_mutex held.
+ * For the paths that decode text, write near a retiring site's jump or
+ * need it gone (see retiring_sites), before they begin their batch:
+ * registering, the query file, the optimizer, text going away, the
+ * global switches. retire_work frees the sites. kprobe_mutex held.
  */
 void kprobe_retire_sites(void)
 {

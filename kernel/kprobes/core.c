@@ -371,7 +371,8 @@ void kprobe_query(struct kprobe_query_verdict *v, kprobe_opcode_t *addr,
 	 * The checks decode text, with the text locks held: an empty batch,
 	 * begun once no retiring site's jump is left in the text.
 	 */
-	kprobe_batch_begin_retired(&b);
+	kprobe_retire_sites();
+	kprobe_batch_begin(&b);
 	kprobe_record_refusals(v);
 	addr = kprobe_target_addr(addr, sym, offset);
 	if (IS_ERR(addr)) {
@@ -741,7 +742,8 @@ int register_kprobes(struct kprobe **kps, int num)
 		return -EAGAIN;
 
 	mutex_lock(&kprobe_mutex);
-	kprobe_batch_begin_retired(&b);
+	kprobe_retire_sites();
+	kprobe_batch_begin(&b);
 	for (i = 0; i < num; i++) {
 		ret = kps[i] ? resolve_new_probe(kps[i]) : -EINVAL;
 		if (!ret)

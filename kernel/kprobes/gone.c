@@ -30,7 +30,8 @@ static void mark_range_gone(unsigned long start, unsigned long end)
 	lockdep_assert_held(&kprobe_mutex);
 	arch_kprobe_text_gone(start, end);
 	kprobe_forget_probed_function();
-	kprobe_batch_begin_retired(&b);
+	kprobe_retire_sites();
+	kprobe_batch_begin(&b);
 	for (i = 0; i < KPROBE_TABLE_SIZE; i++) {
 		hlist_for_each_entry(site, &kprobe_table[i], hlist) {
 			unsigned long a = (unsigned long)site->addr;

@@ -333,7 +333,6 @@ int kprobe_check_point(struct kprobe *p, struct kprobe **site,
 
 void kprobe_release_site(struct kprobe *site);
 void kprobe_batch_begin(struct kprobe_batch *b);
-void kprobe_batch_begin_retired(struct kprobe_batch *b);
 void kprobe_batch_apply_text(struct kprobe_batch *b);
 int kprobe_batch_finish(struct kprobe_batch *b);
 int kprobe_sync_all_sites(void);

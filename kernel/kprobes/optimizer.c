@@ -347,7 +347,8 @@ static void kprobe_optimizer(struct work_struct *work)
 
 	mutex_lock(&kprobe_mutex);
 	/* Sites that retired meanwhile may be inside a claimed one's region. */
-	kprobe_batch_begin_retired(&b);
+	kprobe_retire_sites();
+	kprobe_batch_begin(&b);
 	list_sort(NULL, &claimed, cmp_claimed_addr);
 	list_for_each_entry_safe(op, next, &claimed, list) {
 		list_del_init(&op->list);
