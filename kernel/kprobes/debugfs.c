@@ -42,13 +42,25 @@ static void show_probe_location(struct seq_file *m, struct kprobe *p)
 			   (unsigned long)addr);
 }
 
+/*
+ * [OPTIMIZED] means optimized, or queued to be with nothing left to
+ * decide, as in the tree: a user who enables a probe and reads the list
+ * sees what it is going to be, not that the jump is still a few jiffies
+ * and an RCU-tasks grace period away (wait_for_kprobe_optimizer() waits
+ * for that).
+ */
+static bool site_listed_optimized(struct kprobe *site)
+{
+	return site->flags & (KPROBE_FLAG_OPTIMIZED | KPROBE_FLAG_OPT_QUEUED);
+}
+
 static void show_probe(struct seq_file *m, struct kprobe *site, struct kprobe *p)
 {
 	show_probe_location(m, p);
 	seq_printf(m, "%s%s%s%s\n",
 		   kprobe_gone(p) ? "[GONE]" : "",
 		   (kprobe_disabled(p) && !kprobe_gone(p)) ? "[DISABLED]" : "",
-		   kprobe_site_listed_optimized(site) ? "[OPTIMIZED]" : "",
+		   site_listed_optimized(site) ? "[OPTIMIZED]" : "",
 		   kprobe_ftrace(site) ? "[FTRACE]" : "");
 }
 

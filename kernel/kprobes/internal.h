@@ -389,7 +389,6 @@ int kretprobe_on_entry(struct kprobe *p, struct pt_regs *regs);
 void kprobe_query_optimize(struct kprobe_query_verdict *v, struct kprobe *p);
 bool kprobe_site_prepare_detour(struct kprobe *site, struct kprobe *p);
 void kprobe_site_remove_detour(struct kprobe *site);
-bool kprobe_site_listed_optimized(struct kprobe *site);
 void kprobe_site_sync_optimized(struct kprobe_batch *b, struct kprobe *site,
 				bool armed);
 void kprobe_sync_covering_sites(struct kprobe_batch *b, kprobe_opcode_t *addr);
@@ -407,11 +406,6 @@ static inline bool kprobe_site_prepare_detour(struct kprobe *site, struct kprobe
 
 static inline void kprobe_site_remove_detour(struct kprobe *site)
 {
-}
-
-static inline bool kprobe_site_listed_optimized(struct kprobe *site)
-{
-	return false;
 }
 
 static inline void kprobe_site_sync_optimized(struct kprobe_batch *b, struct kprobe *site,

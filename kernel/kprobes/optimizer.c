@@ -48,9 +48,10 @@ static DECLARE_DELAYED_WORK(optimizer_work, kprobe_optimizer);
 /* Registrations arriving together share one optimizer run. */
 #define OPTIMIZE_DELAY	5
 
+/* An aggregate site's: the core allocates aggregates with room for one. */
 static struct optimized_kprobe *to_op(struct kprobe *site)
 {
-	return &to_aggr(site)->op;
+	return container_of(site, struct optimized_kprobe, kp);
 }
 
 /* Only aggregates can be optimized: the core allocated them with room. */
@@ -209,19 +210,6 @@ void kprobe_query_optimize(struct kprobe_query_verdict *v, struct kprobe *p)
 		arch_remove_optimized_kprobe(op);
 	}
 	kfree(op);
-}
-
-/*
- * Is the site optimized, or queued to be with nothing left to decide?
- * This is what [OPTIMIZED] in the list means, as in the tree: a user who
- * enables a probe and reads the list sees what it is going to be, not
- * that the jump is still a few jiffies and an RCU-tasks grace period
- * away (wait_for_kprobe_optimizer() waits for that). Under kprobe_mutex.
- */
-bool kprobe_site_listed_optimized(struct kprobe *site)
-{
-	lockdep_assert_held(&kprobe_mutex);
-	return kprobe_optimized(site) || site_opt_queued(site);
 }
 
 static void optimizer_queue(struct kprobe *site)
