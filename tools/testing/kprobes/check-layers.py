@@ -32,6 +32,11 @@ ALLOWED_UP = {
 }
 
 
+# The limits the maintainer's cut asked for.
+MAX_PAIRS = 5
+MAX_DECLARED = 45
+
+
 def strip_comments(text):
     text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
     return re.sub(r"//.*", "", text)
@@ -44,6 +49,16 @@ def declared_names(header):
     externs = re.findall(r"^extern [^;]*?\b([a-z_][a-z0-9_]*)\s*(?:\[[^]]*\])?;",
                          text, flags=re.M)
     return {n for n in funcs + externs if n not in ("if", "for", "while", "return")}
+
+
+def declared_split(header):
+    """(functions declared, shared variables, inline helpers) of @header."""
+    text = strip_comments(header)
+    protos = set(re.findall(r"^(?!static|extern|#)[a-z_][a-z0-9_ \*]*?\b\**([a-z_][a-z0-9_]*)"
+                            r"\s*\([^;{]*\);", text, flags=re.M | re.S))
+    externs = set(re.findall(r"^extern [^;]*?\b([a-z_][a-z0-9_]*)\s*(?:\[[^]]*\])?;",
+                             text, flags=re.M))
+    return protos, externs, declared_names(header) - protos - externs
 
 
 def definer(names, sources):
@@ -63,7 +78,9 @@ def main():
     sources = {f: strip_comments(open(f).read()) for f in sorted(glob.glob("*.c"))
                if not f.endswith("_kunit.c")}
     with open("internal.h") as h:
-        names = declared_names(h.read())
+        header = h.read()
+    names = declared_names(header)
+    protos, externs, inlines = declared_split(header)
     missing = sorted(set(sources) - set(LAYERS))
     if missing:
         print("layers: not placed in LAYERS:", " ".join(missing))
@@ -84,7 +101,14 @@ def main():
         status |= not allowed
     print(f"layers: {len(up)} calls up, {len(pairs)} pairs of files calling each other"
           f" ({', '.join(a + '/' + b for a, b in pairs)}); internal.h declares"
-          f" {len(names)} names")
+          f" {len(protos)} functions and {len(externs)} shared variables"
+          f" (and {len(inlines)} inline helpers)")
+    if len(pairs) > MAX_PAIRS:
+        print(f"layers: more than {MAX_PAIRS} pairs of files call each other")
+        status = 1
+    if len(protos) + len(externs) > MAX_DECLARED:
+        print(f"layers: internal.h declares more than {MAX_DECLARED} functions and variables")
+        status = 1
     return status
 
 
