@@ -1427,7 +1427,10 @@ static void test_refuse_static_call_ret0(struct kunit *test)
 
 /*
  * cpuid is never boosted (nor rdmsr, wrmsr and the other two-byte
- * opcodes the tree leaves out): every hit traps twice.
+ * opcodes the tree leaves out): every hit traps twice. A disabled probe
+ * inside the region a jump at the site would cover keeps the optimizer
+ * away, which would otherwise take the site off the breakpoint path a
+ * few jiffies after it is registered.
  */
 static unsigned long kpt_cpuid_call(void)
 {
@@ -1436,13 +1439,18 @@ static unsigned long kpt_cpuid_call(void)
 
 static void test_boost_refused_twobyte(struct kunit *test)
 {
-	struct kprobe kp;
+	struct kprobe kp, inside;
 
+	init_probe(&inside, insn_at(kpt_cpuid, 7), NULL, 0, count_pre, NULL);
+	inside.flags = KPROBE_FLAG_DISABLED;
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&inside));
 	init_probe(&kp, insn_at(kpt_cpuid, 5), NULL, 0, count_pre, NULL);
 	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	wait_for_kprobe_optimizer();
 	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_cpuid_call, 1, 3, test), 2UL);
 	KUNIT_EXPECT_EQ(test, traps_for_calls(kpt_cpuid_call, 5, 3, test), 10UL);
 	unregister_kprobe(&kp);
+	unregister_kprobe(&inside);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 6);
 }
 
