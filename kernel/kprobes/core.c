@@ -952,7 +952,7 @@ static struct notifier_block kprobe_die_nb = {
 
 /*
  * Registration opens here. The other files' early initcalls (the
- * blacklist, the instruction slots, the module notifier) ran before
+ * blacklist, the instruction slots, the module notifiers) ran before
  * this one: core.o comes after them in the Makefile.
  */
 static int __init init_kprobes(void)

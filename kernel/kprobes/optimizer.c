@@ -54,7 +54,7 @@ static struct optimized_kprobe *to_op(struct kprobe *site)
 	return container_of(site, struct optimized_kprobe, kp);
 }
 
-/* Only aggregates can be optimized: the core allocated them with room. */
+/* Has the arch built the site a detour? Only an aggregate can have one. */
 static bool site_has_detour(struct kprobe *site)
 {
 	return kprobe_is_aggr(site) && to_op(site)->optinsn.insn;
