@@ -22,6 +22,11 @@ BAD = re.compile(r'(Oops|BUG:|WARNING:|kernel BUG|general protection fault|'
 DONE = 'KPROBES-GUEST-DONE'
 
 
+# What went wrong, printed again just before the totals, so that the
+# last lines of a run (all a CI report may keep) say what failed.
+PROBLEMS = []
+
+
 def summarize(path, label):
     """Print one log's results; return (passed, failed, skipped, ok)."""
     lines = [PRINTK_TIME.sub('', l.rstrip('\r\n').replace('\r', ''))
@@ -60,18 +65,22 @@ def summarize(path, label):
         else:
             failed += 1
             print(f'FAIL  {full}')
+            PROBLEMS.append(f'FAIL  {full}')
     ok = True
     if bad:
         ok = False
         print(f'\n{path}: the guest console shows kernel warnings:')
         for line in bad[:40]:
             print('  ' + line)
+        PROBLEMS.append(f'{path}: kernel warnings, the first: {bad[0].strip()}')
     if not any(DONE in l for l in lines):
         ok = False
         print(f'\n{path}: the guest did not finish (no {DONE}): crash or hang.')
+        PROBLEMS.append(f'{path}: the guest did not finish')
     if passed + failed == 0:
         ok = False
         print(f'\n{path}: no test results found.')
+        PROBLEMS.append(f'{path}: no test results')
     if not ok or failed:
         print(f'Console log: {path}\n')
     return passed, failed, skipped, ok
@@ -88,6 +97,10 @@ def main(args):
         failed += f + (0 if ok else 1)
     if skipped:
         print(f'({skipped} skipped, counted as neither passed nor failed)')
+    if PROBLEMS:
+        print('What failed:')
+        for line in PROBLEMS:
+            print('  ' + line)
     print(f'{passed} passed, {failed} failed')
     return 0 if not failed else 1
 
