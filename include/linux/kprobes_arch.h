@@ -326,6 +326,19 @@ void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 
 /* Set once ftrace is dead: the arch's handler must then do nothing. */
 extern bool kprobe_ftrace_disabled __read_mostly;
+
+/*
+ * Optional: the address of the arch's own trampoline for our ftrace_ops
+ * (ftrace_ops::trampoline). ftrace calls it straight from a function's
+ * call site while our ops is the function's only ftrace user; when there
+ * are others, ftrace's own trampoline calls kprobe_ftrace_handler() as
+ * it calls them. It must build the entry's pt_regs, run the probe at the
+ * site as kprobe_ftrace_handler() would, and go on at regs->ip with the
+ * registers as the handlers left them. Default 0: none.
+ */
+#ifndef arch_kprobe_ftrace_trampoline
+#define arch_kprobe_ftrace_trampoline	0UL
+#endif
 #else
 static inline int arch_prepare_kprobe_ftrace(struct kprobe *p)
 {

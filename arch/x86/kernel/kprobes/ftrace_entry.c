@@ -1,10 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * x86-64 kprobes at ftrace sites: the core puts the site's address in one
- * of its ftrace_ops' filters and ftrace calls us with full registers, so
- * no breakpoint is needed. Handlers see what a breakpoint hit would show
- * them: regs->ip just past a one-byte int3 in the pre_handler, and past
- * the (five-byte) ftrace call in the post_handler.
+ * of its ftrace_ops' filters, so no breakpoint is needed. Handlers see
+ * what a breakpoint hit would show them: regs->ip just past a one-byte
+ * int3 in the pre_handler, and past the (five-byte) ftrace call in the
+ * post_handler.
+ *
+ * ftrace reaches us two ways. While our ops is the only one tracing a
+ * function, ftrace's call site calls our ops' own trampoline,
+ * kprobe_ftrace_trampoline (ftrace_trampoline.S), which builds the
+ * regs and calls kprobe_ftrace_trampoline_hit(): no generic ftrace code
+ * runs. When other ftrace users trace it too, ftrace's own trampoline
+ * saves the regs and calls them all, kprobe_ftrace_handler() among them.
  *
  * Other ftrace users of the same function may have set the IP ftrace
  * returns to (a livepatch sends the call to the new function): unless a
@@ -54,6 +61,7 @@ done:
 	__this_cpu_write(current_kprobe, NULL);
 }
 
+/* ftrace's generic path: other ftrace users trace the function too. */
 void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 			   struct ftrace_ops *ops, struct ftrace_regs *fregs)
 {
@@ -68,6 +76,23 @@ void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 	}
 }
 NOKPROBE_SYMBOL(kprobe_ftrace_handler);
+
+/*
+ * Our trampoline's part: @regs is the entry's, regs->ip just past the
+ * call site. Preemption is on when the trampoline calls; handlers run
+ * with it off. No recursion guard is needed beside the one every hit
+ * path has, kprobe_running(): until current_kprobe is set this runs
+ * only code ftrace does not trace, and a hit nested in the handlers
+ * finds it set and is missed.
+ */
+__visible notrace void kprobe_ftrace_trampoline_hit(struct pt_regs *regs)
+{
+	preempt_disable_notrace();
+	if (likely(!kprobe_ftrace_disabled))
+		ftrace_site_hit(regs->ip - MCOUNT_INSN_SIZE, regs);
+	preempt_enable_notrace();
+}
+NOKPROBE_SYMBOL(kprobe_ftrace_trampoline_hit);
 
 int arch_prepare_kprobe_ftrace(struct kprobe *p)
 {

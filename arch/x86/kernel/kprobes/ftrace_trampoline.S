@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The trampoline of our ftrace_ops (see ftrace_entry.c). ftrace calls an
+ * ops' own trampoline straight from a function's call site while that
+ * ops is the only one tracing the function, so a probed entry comes here
+ * without ftrace's generic code: this builds the pt_regs of the entry,
+ * lets kprobe_ftrace_trampoline_hit() run the probe, and goes on where
+ * the handlers left regs.
+ *
+ * On entry the stack holds the return address into the function (just
+ * past its call site) and, above it, the function's own return address.
+ */
+
+#include <linux/linkage.h>
+#include <asm/asm.h>
+#include <asm/asm-offsets.h>
+#include <asm/frame.h>
+#include <asm/nospec-branch.h>
+#include <asm/ptrace.h>
+#include <asm/segment.h>
+
+	.code64
+	.section .text, "ax"
+
+SYM_FUNC_START(kprobe_ftrace_trampoline)
+	/* ftrace's call to us is a plain call: count it as a thunk would. */
+	CALL_DEPTH_ACCOUNT
+
+	subq	$PTREGS_SIZE, %rsp
+	movq	%rdi, RDI(%rsp)
+	movq	%rsi, RSI(%rsp)
+	movq	%rdx, RDX(%rsp)
+	movq	%rcx, RCX(%rsp)
+	movq	%rax, RAX(%rsp)
+	movq	%r8, R8(%rsp)
+	movq	%r9, R9(%rsp)
+	movq	%r10, R10(%rsp)
+	movq	%r11, R11(%rsp)
+	movq	%rbx, RBX(%rsp)
+	movq	%rbp, RBP(%rsp)
+	movq	%r12, R12(%rsp)
+	movq	%r13, R13(%rsp)
+	movq	%r14, R14(%rsp)
+	movq	%r15, R15(%rsp)
+	movq	$0, ORIG_RAX(%rsp)
+	/* ip: where the function goes on, as ftrace's regs have it */
+	movq	PTREGS_SIZE(%rsp), %rax
+	movq	%rax, RIP(%rsp)
+	movq	$__KERNEL_CS, CS(%rsp)
+	pushfq
+	popq	EFLAGS(%rsp)
+	/* sp: the function's own, at its return address */
+	leaq	PTREGS_SIZE+8(%rsp), %rax
+	movq	%rax, RSP(%rsp)
+	movq	$__KERNEL_DS, SS(%rsp)
+
+	ENCODE_FRAME_POINTER
+	movq	%rsp, %rdi
+	call	kprobe_ftrace_trampoline_hit
+
+	/*
+	 * Go on at regs->ip, with the registers as the handlers left them:
+	 * a pre_handler may have redirected the function or changed its
+	 * arguments. The flags are not put back: at a function's entry
+	 * they hold nothing the function reads.
+	 */
+	movq	RIP(%rsp), %rax
+	movq	%rax, PTREGS_SIZE(%rsp)
+	movq	R15(%rsp), %r15
+	movq	R14(%rsp), %r14
+	movq	R13(%rsp), %r13
+	movq	R12(%rsp), %r12
+	movq	RBP(%rsp), %rbp
+	movq	RBX(%rsp), %rbx
+	movq	R11(%rsp), %r11
+	movq	R10(%rsp), %r10
+	movq	R9(%rsp), %r9
+	movq	R8(%rsp), %r8
+	movq	RAX(%rsp), %rax
+	movq	RCX(%rsp), %rcx
+	movq	RDX(%rsp), %rdx
+	movq	RSI(%rsp), %rsi
+	movq	RDI(%rsp), %rdi
+	addq	$PTREGS_SIZE, %rsp
+	RET
+SYM_FUNC_END(kprobe_ftrace_trampoline)
+_ASM_NOKPROBE(kprobe_ftrace_trampoline)
