@@ -23,9 +23,6 @@
 	.section .text, "ax"
 
 SYM_FUNC_START(kprobe_ftrace_trampoline)
-	/* ftrace's call to us is a plain call: count it as a thunk would. */
-	CALL_DEPTH_ACCOUNT
-
 	subq	$PTREGS_SIZE, %rsp
 	movq	%rdi, RDI(%rsp)
 	movq	%rsi, RSI(%rsp)
@@ -54,6 +51,11 @@ SYM_FUNC_START(kprobe_ftrace_trampoline)
 	movq	%rax, RSP(%rsp)
 	movq	$__KERNEL_DS, SS(%rsp)
 
+	/*
+	 * ftrace's call to us is a plain call: count it as a thunk would,
+	 * once the flags are saved.
+	 */
+	CALL_DEPTH_ACCOUNT
 	ENCODE_FRAME_POINTER
 	movq	%rsp, %rdi
 	call	kprobe_ftrace_trampoline_hit
