@@ -12,6 +12,7 @@
  */
 
 #include <linux/linkage.h>
+#include <linux/objtool.h>
 #include <asm/asm.h>
 #include <asm/asm-offsets.h>
 #include <asm/frame.h>
@@ -87,3 +88,9 @@ SYM_FUNC_START(kprobe_ftrace_trampoline)
 	RET
 SYM_FUNC_END(kprobe_ftrace_trampoline)
 _ASM_NOKPROBE(kprobe_ftrace_trampoline)
+/*
+ * Its frame is a pt_regs, which ENCODE_FRAME_POINTER tells the frame
+ * pointer unwinder, as ftrace's trampolines do: no frame of the usual
+ * shape for objtool to find.
+ */
+STACK_FRAME_NON_STANDARD_FP(kprobe_ftrace_trampoline)
