@@ -143,7 +143,7 @@ struct kprobe_ctlblk {
  * calls from the sites only our ops traces, and its C part.
  */
 void kprobe_ftrace_trampoline(void);
-void kprobe_ftrace_trampoline_hit(struct pt_regs *regs);
+bool kprobe_ftrace_trampoline_hit(struct pt_regs *regs);
 #define arch_kprobe_ftrace_trampoline	((unsigned long)kprobe_ftrace_trampoline)
 #endif
 

@@ -77,20 +77,66 @@ void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 }
 NOKPROBE_SYMBOL(kprobe_ftrace_handler);
 
+/* A post_handler at an entry, out of the common hit's way. */
+static noinline void ftrace_trampoline_post(struct kprobe *p, struct pt_regs *regs,
+					    kprobe_post_handler_t post)
+{
+	regs->ip = (unsigned long)p->addr + MCOUNT_INSN_SIZE;
+	__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_SSDONE);
+	post(p, regs, 0);
+}
+NOKPROBE_SYMBOL(ftrace_trampoline_post);
+
 /*
  * Our trampoline's part: @regs is the entry's, regs->ip just past the
- * call site. Preemption is on when the trampoline calls; handlers run
- * with it off. No recursion guard is needed beside the one every hit
- * path has, kprobe_running(): until current_kprobe is set this runs
- * only code ftrace does not trace, and a hit nested in the handlers
- * finds it set and is missed.
+ * call site. As ftrace_site_hit(), with what the trampoline makes known:
+ * only our ops traces the function, so no other ftrace user moved the
+ * ip to go on at, and the probe is the site at the call site, found
+ * without a call. Preemption is on when the trampoline calls; handlers
+ * run with it off. No recursion guard is needed beside the one every hit
+ * path has, kprobe_running(): until current_kprobe is set this runs only
+ * code ftrace does not trace, and a hit nested in the handlers finds it
+ * set and is missed.
+ *
+ * Return: true when a pre_handler redirected: the trampoline then goes
+ * on at regs->ip with every register from @regs; otherwise past the call
+ * site with the argument registers from @regs (see ftrace_trampoline.S).
  */
-__visible notrace void kprobe_ftrace_trampoline_hit(struct pt_regs *regs)
+__visible notrace bool kprobe_ftrace_trampoline_hit(struct pt_regs *regs)
 {
+	unsigned long ip = regs->ip - MCOUNT_INSN_SIZE;
+	kprobe_post_handler_t post;
+	bool redirected = false;
+	struct kprobe *p;
+
+	if (unlikely(kprobe_ftrace_disabled))
+		return false;
 	preempt_disable_notrace();
-	if (likely(!kprobe_ftrace_disabled))
-		ftrace_site_hit(regs->ip - MCOUNT_INSN_SIZE, regs);
+	/* &kprobe_index_empty, which is disabled, when there is no site. */
+	p = get_kprobe_inline((void *)ip);
+	if (kprobe_disabled(p))
+		goto out;
+	if (kprobe_running()) {
+		kprobes_inc_nmissed_count(p);
+		goto out;
+	}
+
+	__this_cpu_write(current_kprobe, p);
+	__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_ACTIVE);
+	regs->ip = ip + INT3_INSN_SIZE;
+	kprobe_count_hit(p);
+	if (p->pre_handler && p->pre_handler(p, regs)) {
+		redirected = true;
+	} else {
+		/* As in ftrace_site_hit(): the post_handler is read once. */
+		post = READ_ONCE(p->post_handler);
+		if (unlikely(post))
+			ftrace_trampoline_post(p, regs, post);
+	}
+	__this_cpu_write(current_kprobe, NULL);
+out:
 	preempt_enable_notrace();
+	return redirected;
 }
 NOKPROBE_SYMBOL(kprobe_ftrace_trampoline_hit);
 

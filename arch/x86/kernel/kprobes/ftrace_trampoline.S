@@ -4,8 +4,9 @@
  * ops' own trampoline straight from a function's call site while that
  * ops is the only one tracing the function, so a probed entry comes here
  * without ftrace's generic code: this builds the pt_regs of the entry,
- * lets kprobe_ftrace_trampoline_hit() run the probe, and goes on where
- * the handlers left regs.
+ * lets kprobe_ftrace_trampoline_hit() run the probe, and goes on past
+ * the call site with the argument registers from regs, or, when a
+ * pre_handler redirected, at regs->ip with every register from regs.
  *
  * On entry the stack holds the return address into the function (just
  * past its call site) and, above it, the function's own return address.
@@ -19,6 +20,7 @@
 #include <asm/nospec-branch.h>
 #include <asm/ptrace.h>
 #include <asm/segment.h>
+#include <asm/unwind_hints.h>
 
 	.code64
 	.section .text, "ax"
@@ -60,13 +62,33 @@ SYM_FUNC_START(kprobe_ftrace_trampoline)
 	ENCODE_FRAME_POINTER
 	movq	%rsp, %rdi
 	call	kprobe_ftrace_trampoline_hit
+	testb	%al, %al
+	jnz	.Lredirected
 
 	/*
-	 * Go on at regs->ip, with the registers as the handlers left them:
-	 * a pre_handler may have redirected the function or changed its
-	 * arguments. The flags are not put back: at a function's entry
-	 * they hold nothing the function reads.
+	 * Past the call site, with the arguments as the handlers left them.
+	 * The callee-saved registers are as they were (the C code saved
+	 * them, but the frame pointer, which we pointed at the regs), and
+	 * so are the flags, but for the arithmetic ones; r10 and r11 are
+	 * dead at a function's entry, as ftrace's own trampolines assume.
 	 */
+#ifdef CONFIG_FRAME_POINTER
+	movq	RBP(%rsp), %rbp
+#endif
+	movq	R9(%rsp), %r9
+	movq	R8(%rsp), %r8
+	movq	RAX(%rsp), %rax
+	movq	RCX(%rsp), %rcx
+	movq	RDX(%rsp), %rdx
+	movq	RSI(%rsp), %rsi
+	movq	RDI(%rsp), %rdi
+	addq	$PTREGS_SIZE, %rsp
+	/* objtool: the callee-saved registers stored above are intact. */
+	UNWIND_HINT_FUNC
+	RET
+
+	/* A pre_handler chose where to go on: at regs->ip, with all of regs. */
+.Lredirected:
 	movq	RIP(%rsp), %rax
 	movq	%rax, PTREGS_SIZE(%rsp)
 	movq	R15(%rsp), %r15
