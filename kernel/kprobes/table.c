@@ -56,6 +56,7 @@ static struct kprobe index_removed = {
 static struct kprobe *boot_index_entries[2] = {
 	&kprobe_index_empty, &kprobe_index_empty
 };
+
 static struct kprobe_index boot_index = {
 	.entry = boot_index_entries,
 	.mask = 1,
