@@ -334,9 +334,11 @@ extern bool kprobe_ftrace_disabled __read_mostly;
  * (ftrace_ops::trampoline). ftrace calls it straight from a function's
  * call site while our ops is the function's only ftrace user; when there
  * are others, ftrace's own trampoline calls kprobe_ftrace_handler() as
- * it calls them. It must build the entry's pt_regs, run the probe at the
- * site as kprobe_ftrace_handler() would, and go on at regs->ip with the
- * registers as the handlers left them. Default 0: none.
+ * it calls them. It must build the entry's pt_regs and run the probe at
+ * the site as kprobe_ftrace_handler() would; then go on past the call
+ * site with the argument registers the handlers left in regs, or, when
+ * a pre_handler redirected, at regs->ip with every register from regs.
+ * Default 0: none.
  */
 #ifndef arch_kprobe_ftrace_trampoline
 #define arch_kprobe_ftrace_trampoline	0UL
