@@ -464,8 +464,8 @@ extern struct kprobe_index __rcu *kprobe_index;
  */
 extern struct kprobe kprobe_index_empty;
 
-static __always_inline unsigned long kprobe_index_start(const struct kprobe_index *idx,
-							 unsigned long addr)
+static __always_inline unsigned long
+kprobe_index_start(const struct kprobe_index *idx, unsigned long addr)
 {
 	/*
 	 * The low 32 bits tell apart the text of one kernel and its
@@ -484,10 +484,9 @@ static __always_inline unsigned long kprobe_index_start(const struct kprobe_inde
  * the read of its site's address. Returns the site, or @none when there
  * is none.
  */
-static __always_inline struct kprobe *kprobe_index_search(struct kprobe_index *idx,
-							  void *addr, struct kprobe *none,
-							  void (*between)(void *arg),
-							  void *arg)
+static __always_inline struct kprobe *
+kprobe_index_search(struct kprobe_index *idx, void *addr, struct kprobe *none,
+		    void (*between)(void *arg), void *arg)
 {
 	struct kprobe **entry = idx->entry;
 	unsigned long i = kprobe_index_start(idx, (unsigned long)addr);
