@@ -60,6 +60,8 @@
  * that registration holds.
  */
 
+#include <linux/hash.h>
+
 /* ---- the arch's hooks: a probe's life ------------------------------- */
 
 /*
@@ -326,6 +328,21 @@ void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 
 /* Set once ftrace is dead: the arch's handler must then do nothing. */
 extern bool kprobe_ftrace_disabled __read_mostly;
+
+/*
+ * Optional: the address of the arch's own trampoline for our ftrace_ops
+ * (ftrace_ops::trampoline). ftrace calls it straight from a function's
+ * call site while our ops is the function's only ftrace user; when there
+ * are others, ftrace's own trampoline calls kprobe_ftrace_handler() as
+ * it calls them. It must build the entry's pt_regs and run the probe at
+ * the site as kprobe_ftrace_handler() would; then go on past the call
+ * site with the argument registers the handlers left in regs, or, when
+ * a pre_handler redirected, at regs->ip with every register from regs.
+ * Default 0: none.
+ */
+#ifndef arch_kprobe_ftrace_trampoline
+#define arch_kprobe_ftrace_trampoline	0UL
+#endif
 #else
 static inline int arch_prepare_kprobe_ftrace(struct kprobe *p)
 {
@@ -423,6 +440,81 @@ DECLARE_PER_CPU(struct kprobe_ctlblk, kprobe_ctlblk);
 
 /* The probe site at @addr. Hit path (preemption off), or kprobe_mutex held. */
 struct kprobe *get_kprobe(void *addr);
+
+/*
+ * The index get_kprobe() searches: an open-addressing table of site
+ * pointers (kernel/kprobes/table.c keeps it and says how). It is here so
+ * that a hit path can search it inline, get_kprobe_inline(), where a
+ * call would be a good part of the hit's cost (x86's ftrace trampoline).
+ */
+struct kprobe_index {
+	struct kprobe **entry;
+	unsigned long mask;
+	unsigned int shift;		/* 32 - log2(number of entries) */
+	unsigned int used;		/* entries not empty: live and removed */
+	unsigned int live;
+	struct rcu_head rcu;
+};
+
+extern struct kprobe_index __rcu *kprobe_index;
+/*
+ * Where a search ends: an entry no site ever used. It looks like a
+ * disabled site, so that a hit path may test what
+ * kprobe_index_search() returns with kprobe_disabled() alone.
+ */
+extern struct kprobe kprobe_index_empty;
+
+static __always_inline unsigned long
+kprobe_index_start(const struct kprobe_index *idx, unsigned long addr)
+{
+	/*
+	 * The low 32 bits tell apart the text of one kernel and its
+	 * modules, which lie within a few GiB of each other; a 32-bit
+	 * multiplier costs arm64 two instructions fewer to build.
+	 */
+	return ((u32)addr * GOLDEN_RATIO_32) >> idx->shift;
+}
+
+/*
+ * Search @idx for the site at @addr: one load of each entry on the way,
+ * and the address compared is that of the site the load returned, so no
+ * interleaving with writers returns a site at another address (the
+ * entries' stores pair with these loads). @between, constant NULL but in
+ * the KUnit suite's search, runs between the load of the first entry and
+ * the read of its site's address. Returns the site, or @none when there
+ * is none.
+ */
+static __always_inline struct kprobe *
+kprobe_index_search(struct kprobe_index *idx, void *addr, struct kprobe *none,
+		    void (*between)(void *arg), void *arg)
+{
+	struct kprobe **entry = idx->entry;
+	unsigned long i = kprobe_index_start(idx, (unsigned long)addr);
+	struct kprobe *site = READ_ONCE(entry[i]);
+
+	if (between)
+		between(arg);
+	/* Most hits find their site first: no more work for them. */
+	while (unlikely(site->addr != addr)) {
+		if (site == &kprobe_index_empty)
+			return none;
+		i = (i + 1) & idx->mask;
+		site = READ_ONCE(entry[i]);
+	}
+	return site;
+}
+
+/*
+ * get_kprobe() without the call, on a hit path (preemption off); but
+ * where there is no site, &kprobe_index_empty, which kprobe_disabled()
+ * says is disabled.
+ */
+static __always_inline struct kprobe *get_kprobe_inline(void *addr)
+{
+	return kprobe_index_search(rcu_dereference_check(kprobe_index,
+							 rcu_read_lock_any_held()),
+				   addr, &kprobe_index_empty, NULL, NULL);
+}
 
 static inline struct kprobe *kprobe_running(void)
 {

@@ -186,14 +186,21 @@ bool kprobe_ftrace_disabled __read_mostly;
 #define KPROBE_FTRACE_REGS \
 	(IS_ENABLED(CONFIG_DYNAMIC_FTRACE_WITH_REGS) ? FTRACE_OPS_FL_SAVE_REGS : 0)
 
+/*
+ * With an arch trampoline, ftrace calls it directly at the functions
+ * only one of these ops traces; an ops that sets its own trampoline
+ * keeps it (no FTRACE_OPS_FL_ALLOC_TRAMP).
+ */
 static struct ftrace_ops kprobe_ftrace_ops __read_mostly = {
 	.func = kprobe_ftrace_handler,
 	.flags = KPROBE_FTRACE_REGS,
+	.trampoline = arch_kprobe_ftrace_trampoline,
 };
 
 static struct ftrace_ops kprobe_ipmodify_ops __read_mostly = {
 	.func = kprobe_ftrace_handler,
 	.flags = KPROBE_FTRACE_REGS | FTRACE_OPS_FL_IPMODIFY,
+	.trampoline = arch_kprobe_ftrace_trampoline,
 };
 
 static struct ftrace_ops *const kprobe_ftrace_ops_by_kind[KPROBE_FTRACE_NR] = {

@@ -32,8 +32,8 @@ static struct hlist_head *kprobe_bucket(const void *addr)
  * its pointer is stored, with release; readers load the pointer once and
  * read the site's address through it, which the dependency orders. An
  * entry holds a site, or one of two sentinels that look like sites at
- * addresses no probe can have (their own, in data): index_empty, where
- * a search ends, and index_removed, which it goes past. A removed entry
+ * addresses no probe can have (their own, in data): kprobe_index_empty,
+ * where a search ends, and index_removed, which it goes past. A removed entry
  * may be filled again for another address at once (unregistering need
  * not wait for a grace period): a reader still holding the old pointer
  * reads the old site, which lives until a grace period is over, and
@@ -42,75 +42,38 @@ static struct hlist_head *kprobe_bucket(const void *addr)
  */
 #define INDEX_MIN_BITS		6
 
-static struct kprobe index_empty = {
-	.addr = (kprobe_opcode_t *)&index_empty,
+/* struct kprobe_index, and the search, are in <linux/kprobes_arch.h>. */
+struct kprobe kprobe_index_empty = {
+	.addr = (kprobe_opcode_t *)&kprobe_index_empty,
+	.flags = KPROBE_FLAG_DISABLED,
 };
 
 static struct kprobe index_removed = {
 	.addr = (kprobe_opcode_t *)&index_removed,
 };
 
-struct kprobe_index {
-	struct kprobe **entry;
-	unsigned long mask;
-	unsigned int shift;		/* 32 - log2(number of entries) */
-	unsigned int used;		/* entries not empty: live and removed */
-	unsigned int live;
-	struct rcu_head rcu;
+/* Until the first site arrives: two empty entries, never freed. */
+static struct kprobe *boot_index_entries[2] = {
+	&kprobe_index_empty, &kprobe_index_empty
 };
 
-/* Until the first site arrives: two empty entries, never freed. */
-static struct kprobe *boot_index_entries[2] = { &index_empty, &index_empty };
 static struct kprobe_index boot_index = {
 	.entry = boot_index_entries,
 	.mask = 1,
 	.shift = 31,
 };
 
-static struct kprobe_index __rcu *kprobe_index = RCU_INITIALIZER(&boot_index);
+struct kprobe_index __rcu *kprobe_index = RCU_INITIALIZER(&boot_index);
 
-static nokprobe_inline unsigned long index_start(const struct kprobe_index *idx,
-						 unsigned long addr)
-{
-	/*
-	 * The low 32 bits tell apart the text of one kernel and its
-	 * modules, which lie within a few GiB of each other; a 32-bit
-	 * multiplier costs arm64 two instructions fewer to build.
-	 */
-	return ((u32)addr * GOLDEN_RATIO_32) >> idx->shift;
-}
-
-/*
- * The lookup get_kprobe() makes: one load of each entry on the way, and
- * the address compared is that of the site the load returned, so no
- * interleaving with writers returns a site at another address. @between,
- * constant NULL but in the KUnit suite's copy, runs between the load of
- * the first entry and the read of its site's address.
- */
+/* The lookup get_kprobe() makes; @between as in kprobe_index_search(). */
 static __always_inline struct kprobe *index_lookup(void *addr, void (*between)(void *arg),
 						   void *arg)
 {
-	struct kprobe **entry;
 	struct kprobe_index *idx;
-	struct kprobe *site;
-	unsigned long i;
 
 	idx = rcu_dereference_check(kprobe_index, lockdep_is_held(&kprobe_mutex) ||
 				    rcu_read_lock_any_held());
-	entry = idx->entry;
-	i = index_start(idx, (unsigned long)addr);
-	/* Pairs with index_store(): the site is read through its pointer. */
-	site = READ_ONCE(entry[i]);
-	if (between)
-		between(arg);
-	/* Most hits find their site first: no more work for them. */
-	while (unlikely(site->addr != addr)) {
-		if (site == &index_empty)
-			return NULL;
-		i = (i + 1) & idx->mask;
-		site = READ_ONCE(entry[i]);
-	}
-	return site;
+	return kprobe_index_search(idx, addr, NULL, between, arg);
 }
 
 /**
@@ -175,7 +138,7 @@ unsigned long kprobes_test_index_slot(void *addr)
 	unsigned long slot;
 
 	mutex_lock(&kprobe_mutex);
-	slot = index_start(index_locked(), (unsigned long)addr);
+	slot = kprobe_index_start(index_locked(), (unsigned long)addr);
 	mutex_unlock(&kprobe_mutex);
 	return slot;
 }
@@ -188,11 +151,11 @@ static struct kprobe **index_find(struct kprobe_index *idx, void *addr, bool wan
 	unsigned long i;
 
 	lockdep_assert_held(&kprobe_mutex);
-	for (i = index_start(idx, (unsigned long)addr);; i = (i + 1) & idx->mask) {
+	for (i = kprobe_index_start(idx, (unsigned long)addr);; i = (i + 1) & idx->mask) {
 		struct kprobe *site = idx->entry[i];
 
 		if (site->addr == addr ? !want_free :
-		    site == &index_empty || (want_free && site == &index_removed))
+		    site == &kprobe_index_empty || (want_free && site == &index_removed))
 			return &idx->entry[i];
 	}
 }
@@ -207,7 +170,7 @@ static void index_fill(struct kprobe_index *idx, struct kprobe *site)
 {
 	struct kprobe **e = index_find(idx, site->addr, true);
 
-	if (*e == &index_empty)
+	if (*e == &kprobe_index_empty)
 		idx->used++;
 	idx->live++;
 	index_store(e, site);
@@ -233,9 +196,9 @@ static int index_rebuild(unsigned int nr)
 	idx->used = 0;
 	idx->live = 0;
 	for (i = 0; i <= idx->mask; i++)
-		idx->entry[i] = &index_empty;
+		idx->entry[i] = &kprobe_index_empty;
 	for (i = 0; i <= old->mask; i++)
-		if (old->entry[i] != &index_empty && old->entry[i] != &index_removed)
+		if (old->entry[i] != &kprobe_index_empty && old->entry[i] != &index_removed)
 			index_fill(idx, old->entry[i]);
 	rcu_assign_pointer(kprobe_index, idx);
 	if (old != &boot_index)

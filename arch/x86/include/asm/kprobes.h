@@ -137,6 +137,16 @@ struct kprobe_ctlblk {
 	unsigned long saved_if;		/* X86_EFLAGS_IF as the probe found it */
 };
 
+#ifdef CONFIG_KPROBES_ON_FTRACE
+/*
+ * Our ftrace_ops' own trampoline (ftrace_trampoline.S), which ftrace
+ * calls from the sites only our ops traces, and its C part.
+ */
+void kprobe_ftrace_trampoline(void);
+bool kprobe_ftrace_trampoline_hit(struct pt_regs *regs);
+#define arch_kprobe_ftrace_trampoline	((unsigned long)kprobe_ftrace_trampoline)
+#endif
+
 int kprobe_fault_handler(struct pt_regs *regs, int trapnr);
 int kprobe_int3_handler(struct pt_regs *regs);
 

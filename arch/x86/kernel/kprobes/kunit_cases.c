@@ -1083,6 +1083,214 @@ static void test_ftrace_site_no_trap(struct kunit *test)
 }
 #endif
 
+#ifdef CONFIG_KPROBES_ON_FTRACE
+/* ---- entries called straight from their ftrace site ------------------------ */
+
+/* A real call of FTRACE_TARGET (not a tail call), from a function of ours. */
+static noinline struct timespec64 to_timespec(s64 nsec)
+{
+	struct timespec64 (*fn)(const s64 nsec) = ns_to_timespec64;
+	struct timespec64 ts;
+
+	OPTIMIZER_HIDE_VAR(fn);
+	ts = fn(nsec);
+	OPTIMIZER_HIDE_VAR(ts.tv_sec);
+	return ts;
+}
+
+/* Where the call at an ftrace site goes, or 0 if the site holds no call. */
+static unsigned long ftrace_site_callee(const void *site)
+{
+	u8 insn[MCOUNT_INSN_SIZE];
+	s32 rel;
+
+	if (copy_from_kernel_nofault(insn, site, sizeof(insn)) ||
+	    insn[0] != CALL_INSN_OPCODE)
+		return 0;
+	memcpy(&rel, &insn[1], sizeof(rel));
+	return (unsigned long)site + MCOUNT_INSN_SIZE + rel;
+}
+
+static bool calls_our_trampoline(const void *site)
+{
+	unsigned long callee = ftrace_site_callee(site);
+	char name[KSYM_SYMBOL_LEN];
+
+	if (!callee)
+		return false;
+	sprint_symbol(name, callee);
+	return str_has_prefix(name, "kprobe_ftrace_trampoline+0x0/");
+}
+
+static struct {
+	unsigned long di, ip, ret, flags, cs, ss;
+} entry_seen;
+
+static int entry_regs_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	if (current != test_task)
+		return 0;
+	HANDLER_CHECK(!preemptible());
+	HANDLER_CHECK(kprobe_running() == p);
+	entry_seen.di = regs->di;
+	entry_seen.ip = regs->ip;
+	entry_seen.ret = *(unsigned long *)regs->sp;
+	entry_seen.flags = regs->flags;
+	entry_seen.cs = regs->cs;
+	entry_seen.ss = regs->ss;
+	atomic_inc(&pre_hits);
+	return 0;
+}
+
+/*
+ * Only our ops traces the function: its call site calls our trampoline,
+ * whose regs describe the entry as ftrace's would: the argument, the
+ * ip past an int3, the caller's return address at sp, the flags and
+ * kernel segments.
+ */
+static void test_ftrace_entry_own_trampoline(struct kunit *test)
+{
+	char name[KSYM_SYMBOL_LEN];
+	struct timespec64 ts;
+	struct kprobe kp;
+
+	init_probe(&kp, NULL, FTRACE_TARGET, 0, entry_regs_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_ASSERT_TRUE(test, kprobe_ftrace(&kp));
+	KUNIT_EXPECT_TRUE(test, calls_our_trampoline(kp.addr));
+	ts = to_timespec(3 * (s64)NSEC_PER_SEC + 7);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, ts.tv_sec, 3);
+	KUNIT_EXPECT_EQ(test, ts.tv_nsec, 7);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	KUNIT_EXPECT_EQ(test, entry_seen.di, 3 * NSEC_PER_SEC + 7);
+	KUNIT_EXPECT_EQ(test, entry_seen.ip, (unsigned long)kp.addr + INT3_INSN_SIZE);
+	KUNIT_EXPECT_EQ(test, entry_seen.cs, (unsigned long)__KERNEL_CS);
+	KUNIT_EXPECT_EQ(test, entry_seen.ss, (unsigned long)__KERNEL_DS);
+	KUNIT_EXPECT_TRUE(test, entry_seen.flags & X86_EFLAGS_IF);
+	sprint_symbol_no_offset(name, entry_seen.ret);
+	KUNIT_EXPECT_TRUE(test, str_has_prefix(name, "to_timespec"));
+}
+
+static int entry_arg_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	if (current == test_task)
+		regs->di = 5 * NSEC_PER_SEC + 9;
+	return 0;
+}
+
+/* An argument a pre_handler changes is the one the function gets. */
+static void test_ftrace_entry_changes_arg(struct kunit *test)
+{
+	struct timespec64 ts;
+	struct kprobe kp;
+
+	init_probe(&kp, NULL, FTRACE_TARGET, 0, entry_arg_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	ts = to_timespec(1);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, ts.tv_sec, 5);
+	KUNIT_EXPECT_EQ(test, ts.tv_nsec, 9);
+}
+
+static atomic_t other_ops_hits;
+
+static void other_ops_func(unsigned long ip, unsigned long parent_ip,
+			   struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	if (current == test_task)
+		atomic_inc(&other_ops_hits);
+}
+
+static struct ftrace_ops other_ops;
+
+/*
+ * Another ftrace user on @ip. ftrace_free_filter() leaves an ops' filter
+ * pointing at freed memory, so each use starts from a clean ops.
+ */
+static int other_ops_start(unsigned long ip)
+{
+	int ret;
+
+	memset(&other_ops, 0, sizeof(other_ops));
+	other_ops.func = other_ops_func;
+	ret = ftrace_set_filter_ip(&other_ops, ip, 0, 0);
+	if (ret)
+		return ret;
+	ret = register_ftrace_function(&other_ops);
+	if (ret)
+		ftrace_free_filter(&other_ops);
+	return ret;
+}
+
+static void other_ops_stop(void)
+{
+	unregister_ftrace_function(&other_ops);
+	ftrace_free_filter(&other_ops);
+}
+
+/*
+ * Another ftrace user on the function: ftrace calls both through its
+ * own trampoline, and ours is back once the other leaves. A site whose
+ * probe is gone may stay in our filter a while: its calls find none.
+ */
+static void test_ftrace_entry_shared(struct kunit *test)
+{
+	struct kprobe kp;
+
+	atomic_set(&other_ops_hits, 0);
+	init_probe(&kp, NULL, FTRACE_TARGET, 0, count_pre, count_post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_TRUE(test, calls_our_trampoline(kp.addr));
+	KUNIT_ASSERT_EQ(test, 0, other_ops_start((unsigned long)kp.addr));
+	KUNIT_EXPECT_FALSE(test, calls_our_trampoline(kp.addr));
+	to_timespec(1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&other_ops_hits), 1);
+	other_ops_stop();
+	KUNIT_EXPECT_TRUE(test, calls_our_trampoline(kp.addr));
+	to_timespec(1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 2);
+	unregister_kprobe(&kp);
+	to_timespec(1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&other_ops_hits), 1);
+}
+
+/*
+ * Probes come and go at an entry while another CPU calls through it,
+ * and another ftrace user comes and goes there too, moving the site
+ * between our trampoline and ftrace's: every call returns what it
+ * should, and the probe's hits arrive.
+ */
+static void test_ftrace_entry_churn(struct kunit *test)
+{
+	struct task_struct *hammer;
+	unsigned long site = (unsigned long)entry_of(kpt_c_target);
+	struct kprobe kp;
+	int i;
+
+	hammer = start_hammer_on(test, kpt_c_target);
+	for (i = 0; i < 60; i++) {
+		init_probe(&kp, (void *)site, NULL, 0, count_pre_quiet, NULL);
+		KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+		KUNIT_EXPECT_TRUE(test, kprobe_ftrace(&kp));
+		if (i % 3 == 1)
+			KUNIT_ASSERT_EQ(test, 0, other_ops_start(site));
+		usleep_range(200, 400);
+		if (i % 3 == 1)
+			other_ops_stop();
+		unregister_kprobe(&kp);
+	}
+	stop_hammer(hammer);
+	KUNIT_EXPECT_EQ(test, atomic_read(&hammer_wrong), 0);
+	KUNIT_EXPECT_GT(test, atomic_read(&hammer_calls), 0);
+	KUNIT_EXPECT_GT(test, atomic_read(&pre_hits), 0);
+}
+#endif
+
 /* A fault in a nested hit's copy: the fixup applies as without the probe. */
 static int nested_fault_pre(struct kprobe *p, struct pt_regs *regs)
 {
@@ -2173,6 +2381,10 @@ static struct kunit_case kprobes_x86_testcases[] = {
 #endif
 #ifdef CONFIG_KPROBES_ON_FTRACE
 	KUNIT_CASE(test_ftrace_site_no_trap),
+	KUNIT_CASE(test_ftrace_entry_own_trampoline),
+	KUNIT_CASE(test_ftrace_entry_changes_arg),
+	KUNIT_CASE(test_ftrace_entry_shared),
+	KUNIT_CASE(test_ftrace_entry_churn),
 #endif
 	KUNIT_CASE(test_fault_in_copy),
 	KUNIT_CASE(test_fault_in_nested_hit),
