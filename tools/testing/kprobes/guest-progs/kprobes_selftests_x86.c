@@ -23,6 +23,7 @@
  */
 
 #define LP "/sys/kernel/livepatch/livepatch_sample"
+#define LP_MOD "/sys/module/livepatch_sample"
 
 static int param_put(const char *mod, const char *param, const char *val)
 {
@@ -329,13 +330,25 @@ static int cmdline_patched(void)
 	return patched;
 }
 
-static void lp_remove(void)
+/*
+ * Disable the livepatch sample and unload it: 1 when it is gone. The
+ * transition's end is not the patch's: klp frees the patch from a work
+ * item after it, its sysfs directory first, its module reference last,
+ * so wait for both before rmmod, as the tree's livepatch selftests do.
+ */
+static int lp_remove(void)
 {
-	if (access(LP, F_OK))
-		return;
-	put(LP "/enabled", "0", 0);
-	lp_settled();
-	rmmod("livepatch_sample");
+	double end = now() + 60;
+
+	if (!access(LP, F_OK))
+		put(LP "/enabled", "0", 0);
+	while (!access(LP, F_OK) ||
+	       (!access(LP_MOD, F_OK) && !contains(LP_MOD "/refcnt", "0\n"))) {
+		if (now() > end)
+			return 0;
+		usleep(100 * 1000);
+	}
+	return access(LP_MOD, F_OK) || !rmmod("livepatch_sample");
 }
 
 static int livepatch_body(void)
@@ -388,8 +401,7 @@ static int t_livepatch(void)
 
 	event_off("cmd");
 	event_off("cmd2");
-	lp_remove();
-	return step(access(LP, F_OK), "livepatch removed") && ok;
+	return step(lp_remove(), "livepatch removed") && ok;
 }
 
 /* Times @what appears in @s. */
@@ -646,8 +658,7 @@ static int pair_body(void)
 	    !step(param_get("kprobe_pair", "hits1") == 0, "cmdline_proc_show: no hit") ||
 	    !step(!rmmod("kprobe_pair"), "unregistered"))
 		return 0;
-	lp_remove();
-	if (!step(access(LP, F_OK), "livepatch removed") ||
+	if (!step(lp_remove(), "livepatch removed") ||
 	    !step(!insmod("kprobe_pair", ""), "insmod kprobe_pair again"))
 		return 0;
 	slurp("/proc/version");
@@ -672,8 +683,7 @@ static int t_pair(void)
 
 	put(D "/enabled", "1", 0);
 	rmmod("kprobe_pair");
-	lp_remove();
-	return step(access(LP, F_OK), "livepatch removed") && ok;
+	return step(lp_remove(), "livepatch removed") && ok;
 }
 
 /* x86-64's own cases, after the others. */
