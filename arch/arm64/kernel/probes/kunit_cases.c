@@ -20,6 +20,7 @@
 #include <linux/ftrace.h>
 #include <linux/jump_label.h>
 #include <linux/kallsyms.h>
+#include <linux/stacktrace.h>
 #include <kunit/test.h>
 #include <asm/asm-extable.h>
 #include <linux/cpufeature.h>
@@ -1402,12 +1403,36 @@ static unsigned long a64_entry_regs[31], a64_entry_sp, a64_entry_pc;
 static unsigned long a64_entry_pstate;
 static unsigned long a64_entry_set_x19;	/* non-zero: write it to x19 */
 
+/*
+ * A stack trace taken in @p's pre_handler: the first return address in
+ * the probed function (its ftrace site's BL returns there) and the one
+ * after it, in the function's caller.
+ */
+static unsigned long a64_entry_trace_fn, a64_entry_trace_caller;
+
+static noinline void a64_entry_trace(struct kprobe *p)
+{
+	unsigned long entries[32];
+	unsigned int n, i;
+
+	a64_entry_trace_fn = a64_entry_trace_caller = 0;
+	n = stack_trace_save(entries, ARRAY_SIZE(entries), 0);
+	for (i = 0; i + 1 < n; i++) {
+		if (entries[i] - (unsigned long)p->addr < 16) {
+			a64_entry_trace_fn = entries[i];
+			a64_entry_trace_caller = entries[i + 1];
+			return;
+		}
+	}
+}
+
 static int a64_entry_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	memcpy(a64_entry_regs, regs->regs, sizeof(a64_entry_regs));
 	a64_entry_sp = regs->sp;
 	a64_entry_pc = regs->pc;
 	a64_entry_pstate = regs->pstate;
+	a64_entry_trace(p);
 	/* As an exception's regs: no syscall, interrupts as the function has them. */
 	HANDLER_CHECK(!in_syscall(regs));
 	HANDLER_CHECK(interrupts_enabled(regs) == !irqs_disabled());
@@ -1426,6 +1451,44 @@ static unsigned long a64_ftrace_site(void *fn)
 	bool bti = *(u32 *)fn == aarch64_insn_gen_hint(AARCH64_INSN_HINT_BTIC);
 
 	return (unsigned long)fn + (bti ? 2 : 1) * AARCH64_INSN_SIZE;
+}
+
+/* Where the BL at @site goes, or 0 if @site holds no BL. */
+static unsigned long a64_bl_target(unsigned long site)
+{
+	u32 insn = le32_to_cpu(*(__le32 *)site);
+
+	if (!aarch64_insn_is_bl(insn))
+		return 0;
+	return site + sign_extend64((insn & 0x03ffffffUL) << 2, 27);
+}
+
+/* The BL at ftrace site @site calls our ops' own trampoline. */
+static bool a64_calls_our_trampoline(unsigned long site)
+{
+	char name[KSYM_SYMBOL_LEN];
+
+	sprint_symbol(name, a64_bl_target(site));
+	return str_has_prefix(name, "kprobe_ftrace_trampoline+0x0/");
+}
+
+/*
+ * Where only kprobes traces a function, the BL at its ftrace site @site
+ * calls our trampoline. Out of the BL's reach (a module loaded far from
+ * the kernel's text), ftrace calls ftrace_caller through a PLT of the
+ * module's instead, a symbol of the module's.
+ */
+static void a64_expect_our_trampoline(struct kunit *test, unsigned long site)
+{
+	char name[KSYM_SYMBOL_LEN];
+
+	sprint_symbol(name, a64_bl_target(site));
+	if (strchr(name, '['))
+		kunit_info(test, "%pS calls %s: our trampoline is out of reach",
+			   (void *)site, name);
+	else
+		KUNIT_EXPECT_TRUE_MSG(test, a64_calls_our_trampoline(site),
+				      "%pS calls %s", (void *)site, name);
 }
 
 /*
@@ -1485,6 +1548,7 @@ static void test_arm64_ftrace_entry_regs(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, kp.flags & KPROBE_FLAG_ON_FUNC_ENTRY);
 	KUNIT_EXPECT_PTR_EQ(test, (void *)probe_at((void *)entry), (void *)&kp);
 	KUNIT_EXPECT_NULL(test, probe_at((void *)site));
+	a64_expect_our_trampoline(test, site);
 	traps = brk_traps();
 	KUNIT_EXPECT_EQ(test, kpt64_traced8(1, 2, 3, 4, 5, 6, 7, 8), 204ULL);
 	KUNIT_EXPECT_EQ(test, brk_traps() - traps, 0UL);
@@ -1505,6 +1569,10 @@ static void test_arm64_ftrace_entry_regs(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, a64_entry_sp % 16, 0UL);
 	KUNIT_EXPECT_EQ(test, a64_entry_pstate & PSR_MODE_MASK, (unsigned long)PSR_MODE_EL1h);
 	KUNIT_EXPECT_EQ(test, !!(a64_entry_pstate & PSR_I_BIT), !!irqs_disabled());
+	/* A stack trace from the handler: the function, then its caller. */
+	KUNIT_EXPECT_EQ(test, a64_entry_trace_fn, site + AARCH64_INSN_SIZE);
+	KUNIT_EXPECT_LT(test, a64_entry_trace_caller - (unsigned long)test_arm64_ftrace_entry_regs,
+			4096UL);
 	a64_check_ftrace_bl_refused(test, site, entry);
 	unregister_kprobe(&kp);
 }
@@ -1538,6 +1606,7 @@ static void test_arm64_ftrace_entry_callee_saved(struct kunit *test)
 	int i;
 
 	a64_probe_entry(test, &kp, a64_entry_pre, NULL);
+	a64_expect_our_trampoline(test, a64_ftrace_site(kpt64_traced1));
 	KUNIT_EXPECT_EQ(test, kpt64_call_saving(kpt64_traced1, 41), 0x1919ULL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
 	KUNIT_EXPECT_EQ(test, a64_entry_regs[0], 41UL);
@@ -1552,6 +1621,7 @@ static void test_arm64_ftrace_entry_callee_saved(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, 0, ftrace_set_filter_ip(&a64_other_ftrace_ops,
 						      (unsigned long)kp.addr, 0, 0));
 	KUNIT_ASSERT_EQ(test, 0, register_ftrace_function(&a64_other_ftrace_ops));
+	KUNIT_EXPECT_FALSE(test, a64_calls_our_trampoline(a64_ftrace_site(kpt64_traced1)));
 	a64_other_ftrace_calls = 0;
 	KUNIT_EXPECT_EQ(test, kpt64_call_saving(kpt64_traced1, 7), 0x1919ULL);
 	KUNIT_EXPECT_EQ(test, a64_other_ftrace_calls, 1);
@@ -1561,7 +1631,56 @@ static void test_arm64_ftrace_entry_callee_saved(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, a64_entry_regs[i], 0UL);
 	unregister_ftrace_function(&a64_other_ftrace_ops);
 	ftrace_free_filter(&a64_other_ftrace_ops);
+	/* Alone again: our trampoline, and the function's x19-x28. */
+	a64_expect_our_trampoline(test, a64_ftrace_site(kpt64_traced1));
+	KUNIT_EXPECT_EQ(test, kpt64_call_saving(kpt64_traced1, 9), 0x1919ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 4);
+	KUNIT_EXPECT_EQ(test, a64_entry_regs[0], 9UL);
+	for (i = 19; i <= 28; i++)
+		KUNIT_EXPECT_EQ(test, a64_entry_regs[i], a64_callee_saved[i - 19]);
 	unregister_kprobe(&kp);
+}
+
+static u32 a64_traced1_u32(u32 x)
+{
+	return kpt64_traced1(x);
+}
+
+/*
+ * Probes come and go at an entry while another CPU calls through it, and
+ * another ftrace user comes and goes there too, moving the site between
+ * our trampoline and ftrace_caller: every call returns what it should,
+ * and the probes' hits arrive.
+ */
+static void test_arm64_ftrace_entry_churn(struct kunit *test)
+{
+	struct task_struct *hammer;
+	struct kprobe kp;
+	int i;
+
+	hammer = start_hammer_on(test, a64_traced1_u32);
+	for (i = 0; i < 60; i++) {
+		init_probe(&kp, NULL, "kpt64_traced1", 0, count_pre_quiet, NULL);
+		KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+		KUNIT_EXPECT_TRUE(test, kprobe_ftrace(&kp));
+		if (i % 3 == 1) {
+			memset(&a64_other_ftrace_ops, 0, sizeof(a64_other_ftrace_ops));
+			a64_other_ftrace_ops.func = a64_other_ftrace_func;
+			KUNIT_ASSERT_EQ(test, 0, ftrace_set_filter_ip(&a64_other_ftrace_ops,
+								      (unsigned long)kp.addr, 0, 0));
+			KUNIT_ASSERT_EQ(test, 0, register_ftrace_function(&a64_other_ftrace_ops));
+		}
+		usleep_range(200, 400);
+		if (i % 3 == 1) {
+			unregister_ftrace_function(&a64_other_ftrace_ops);
+			ftrace_free_filter(&a64_other_ftrace_ops);
+		}
+		unregister_kprobe(&kp);
+	}
+	stop_hammer(hammer);
+	KUNIT_EXPECT_EQ(test, atomic_read(&hammer_wrong), 0);
+	KUNIT_EXPECT_GT(test, atomic_read(&hammer_calls), 0);
+	KUNIT_EXPECT_GT(test, atomic_read(&pre_hits), 0);
 }
 
 /* A pre_handler at an entry on ftrace returns for the function. */
@@ -1779,6 +1898,7 @@ static struct kunit_case kprobes_arm64_testcases[] = {
 #ifdef CONFIG_KPROBES_ON_FTRACE
 	KUNIT_CASE(test_arm64_ftrace_entry_regs),
 	KUNIT_CASE(test_arm64_ftrace_entry_callee_saved),
+	KUNIT_CASE(test_arm64_ftrace_entry_churn),
 	KUNIT_CASE(test_arm64_ftrace_entry_redirect_and_post),
 	KUNIT_CASE(test_arm64_ftrace_entry_skip_prologue),
 #ifdef CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS
