@@ -336,9 +336,10 @@ extern bool kprobe_ftrace_disabled __read_mostly;
  * are others, ftrace's own trampoline calls kprobe_ftrace_handler() as
  * it calls them. It must build the entry's pt_regs and run the probe at
  * the site as kprobe_ftrace_handler() would; then go on past the call
- * site with the argument registers the handlers left in regs, or, when
- * a pre_handler redirected, at regs->ip with every register from regs.
- * Default 0: none.
+ * site with at least the argument registers the handlers left in regs,
+ * or, when a pre_handler redirected, where it sent the function, with
+ * every register of regs the arch lets a handler change. Default 0:
+ * none.
  */
 #ifndef arch_kprobe_ftrace_trampoline
 #define arch_kprobe_ftrace_trampoline	0UL

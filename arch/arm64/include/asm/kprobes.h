@@ -104,6 +104,14 @@ void kprobe_ftrace_hit(unsigned long ip, unsigned long parent_ip,
 		       struct ftrace_ops *ops, struct ftrace_regs *fregs,
 		       unsigned long *saved, bool exact);
 
+/*
+ * Our ftrace_ops' own trampoline (ftrace_stub.S), which ftrace calls from
+ * the sites only our ops traces, and its C part.
+ */
+void kprobe_ftrace_trampoline(void);
+unsigned long kprobe_ftrace_trampoline_hit(struct pt_regs *regs, unsigned long ret);
+#define arch_kprobe_ftrace_trampoline	((unsigned long)kprobe_ftrace_trampoline)
+
 /* A probe at a function's symbol rides its BL to ftrace (ftrace_entry.c). */
 unsigned long arch_kprobe_ftrace_ip(unsigned long addr);
 struct kprobe *arch_kprobe_ftrace_site(unsigned long ip);

@@ -2,9 +2,14 @@
 /*
  * arm64 kprobes at ftrace sites. A traced function starts with
  * "mov x9, lr; bl ftrace_caller" (after a BTI C with BTI): the core puts
- * the BL's address in one of its ftrace_ops' filters, and ftrace calls
- * kprobe_ftrace_handler (ftrace_stub.S), then kprobe_ftrace_hit(), with
- * no exception taken. A probe at the function's symbol (+0) rides the BL
+ * the BL's address in one of its ftrace_ops' filters, and no exception
+ * is taken. While our ops alone traces the function, ftrace points the
+ * BL at our ops' own trampoline, kprobe_ftrace_trampoline (ftrace_stub.S),
+ * which builds the pt_regs and calls kprobe_ftrace_trampoline_hit(): no
+ * generic ftrace code runs. When other ftrace users trace it too (or our
+ * trampoline is out of the BL's reach, from a far module), ftrace_caller
+ * calls them all, kprobe_ftrace_handler (ftrace_stub.S) among them,
+ * which calls kprobe_ftrace_hit(). A probe at the function's symbol (+0) rides the BL
  * and stays at +0, where the tree's arm64 puts its breakpoint, so that
  * the list, trace lines and bpf_get_func_ip() show the symbol: ftrace's
  * ip and the probe's address are mapped by arch_kprobe_ftrace_ip() and
@@ -12,8 +17,9 @@
  * entry, since the MOV (and BTI) before the BL only copy lr into the
  * scratch x9. The BL itself is refused, as in the tree.
  *
- * ftrace saves x0-x8, fp, lr, sp and pc only (DYNAMIC_FTRACE_WITH_ARGS,
- * no pt_regs); the handlers get a pt_regs built from them, with
+ * ftrace_caller saves x0-x8, fp, lr, sp and pc only
+ * (DYNAMIC_FTRACE_WITH_ARGS, no pt_regs); the handlers get a pt_regs
+ * built from them, the same on our trampoline, with
  *  - x0-x8, x29 (fp), x30 (lr): the function's, written back after the
  *    handlers (a kretprobe puts its trampoline in x30 this way);
  *  - x9: lr, as the MOV made it;
@@ -22,7 +28,8 @@
  *  - x18-x28: the function's, x19-x28 written back, when kprobes is the
  *    function's only ftrace user; 0 when ftrace reaches us through its
  *    list function (the function tracer traces the function too, say);
- *  - sp: the function's, read-only (ftrace_caller restores it itself);
+ *  - sp: the function's, read-only (ftrace_caller and our trampoline
+ *    restore it themselves);
  *  - pc: the probe's address (the symbol) in the pre_handler, as a
  *    breakpoint hit shows its address, and the next instruction's in the
  *    post_handler, as after the tree's step there; a pre_handler that
@@ -85,6 +92,20 @@ static __always_inline struct kprobe *ftrace_site_at(unsigned long ip)
 		return p;
 	p = get_kprobe((kprobe_opcode_t *)(ip - 2 * AARCH64_INSN_SIZE));
 	return p && kprobe_ftrace(p) ? p : NULL;
+}
+
+/*
+ * ftrace_site_at() on a hit path: the index searched inline, and
+ * &kprobe_index_empty, which is disabled, for no site.
+ */
+static __always_inline struct kprobe *ftrace_site_inline(unsigned long ip)
+{
+	struct kprobe *p = get_kprobe_inline((void *)(ip - AARCH64_INSN_SIZE));
+
+	if (!IS_ENABLED(CONFIG_ARM64_BTI_KERNEL) || kprobe_ftrace(p))
+		return p;
+	p = get_kprobe_inline((void *)(ip - 2 * AARCH64_INSN_SIZE));
+	return kprobe_ftrace(p) ? p : &kprobe_index_empty;
 }
 
 /* What a handler may change goes back to the function. */
@@ -200,6 +221,71 @@ notrace void kprobe_ftrace_hit(unsigned long ip, unsigned long parent_ip,
 	ftrace_test_recursion_unlock(bit);
 }
 NOKPROBE_SYMBOL(kprobe_ftrace_hit);
+
+/* A post_handler at an entry, out of the common hit's way. */
+static noinline void ftrace_trampoline_post(struct kprobe *p, struct pt_regs *regs,
+					    kprobe_post_handler_t post)
+{
+	regs->pc = (unsigned long)p->addr + AARCH64_INSN_SIZE;
+	__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_SSDONE);
+	post(p, regs, 0);
+}
+NOKPROBE_SYMBOL(ftrace_trampoline_post);
+
+/**
+ * kprobe_ftrace_trampoline_hit() - our trampoline's part
+ * @regs: the entry's registers, as kprobe_ftrace_trampoline saved them
+ * @ret: the address after the site's BL, which called the trampoline
+ *
+ * As ftrace_site_hit(), with what the trampoline makes known: only our
+ * ops traces the function, so x19-x28 are the function's, and no direct
+ * trampoline is there. Preemption is on when the trampoline calls;
+ * handlers run with it off. No recursion guard is needed beside the one
+ * every hit path has, kprobe_running(): until current_kprobe is set this
+ * runs only code ftrace does not trace, and a hit nested in the handlers
+ * finds it set and is missed. Called only by the trampoline
+ * (ftrace_stub.S); notrace, as ftrace's callbacks are.
+ *
+ * Return: where the function goes on: @ret, unless a pre_handler chose.
+ */
+notrace unsigned long kprobe_ftrace_trampoline_hit(struct pt_regs *regs, unsigned long ret)
+{
+	unsigned long ip = ret - AARCH64_INSN_SIZE;
+	kprobe_post_handler_t post;
+	unsigned long pc = ret;
+	struct kprobe *p;
+
+	if (unlikely(kprobe_ftrace_disabled))
+		return ret;
+	preempt_disable_notrace();
+	p = ftrace_site_inline(ip);
+	if (kprobe_disabled(p))
+		goto out;
+	if (kprobe_running()) {
+		kprobes_inc_nmissed_count(p);
+		goto out;
+	}
+
+	regs->pc = (unsigned long)p->addr;
+	regs->pstate = PSR_MODE_EL1h | read_sysreg(daif);
+	kprobe_regs_as_el1_entry(regs);
+	__this_cpu_write(current_kprobe, p);
+	__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_ACTIVE);
+	kprobe_count_hit(p);
+	if (p->pre_handler && p->pre_handler(p, regs)) {
+		pc = resume_pc(p, ip, regs);
+	} else {
+		/* As in ftrace_site_hit(): the post_handler is read once. */
+		post = READ_ONCE(p->post_handler);
+		if (unlikely(post))
+			ftrace_trampoline_post(p, regs, post);
+	}
+	__this_cpu_write(current_kprobe, NULL);
+out:
+	preempt_enable_notrace();
+	return pc;
+}
+NOKPROBE_SYMBOL(kprobe_ftrace_trampoline_hit);
 
 int arch_prepare_kprobe_ftrace(struct kprobe *p)
 {
