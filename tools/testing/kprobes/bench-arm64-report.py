@@ -237,6 +237,7 @@ def clients(ours_log, up_log, more, out):
         except OSError:
             runs.append({})
             skips.append([])
+    bench_clients.perf_hits(runs[0], runs[1], skips, out)
     if not any("clients" in r for r in runs):
         return
     # Further boots that ran the clients alone: ours, upstream, in pairs.

@@ -20,7 +20,7 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ beside the scripts
 from bench_clients import (boots, clients, compare_row, fmt, parse, parse_skips,  # noqa: E402
-                           ratio)
+                           perf_hits, ratio)
 
 HITS = [
     # key, label, traps per hit by design (the same in both kernels)
@@ -167,6 +167,8 @@ def main():
     out("%-40s %6s %9s %9s" % ("(the unprobed call itself)", "", fmt(oh.get("base_call")),
                                  fmt(uh.get("base_call"))))
     out("")
+    skips = (parse_skips(sys.argv[1]), parse_skips(sys.argv[2]))
+    perf_hits(ours, up, skips, out)
     for kind, title in (("attach_batch", "register_kprobes() of N probes, one call"),
                         ("attach_single", "register_kprobe() N times")):
         out("%s, milliseconds (virtual)" % title)
@@ -201,7 +203,6 @@ def main():
             out("(%s: registering stopped at %d probes, after the time budget)"
                 % (who, runs["scale_stopped_at"]))
     pending(ours, out)
-    skips = (parse_skips(sys.argv[1]), parse_skips(sys.argv[2]))
     # Further boots that ran the clients alone: ours, upstream, in pairs.
     more = sys.argv[5:]
     boots(ours, skips[0], more[0::2])

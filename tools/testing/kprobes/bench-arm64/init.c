@@ -9,8 +9,10 @@
  * there, the clients run, as guest/bench runs it on x86-64: proc, sysfs,
  * debugfs and tracefs mounted, kprobe_bench_gp.ko loaded for its
  * grace-period counts, the console at warnings and worse (the kernel's
- * lines among the BENCH ones), "BENCH-RUN clients", kprobe_clients, then
- * "BENCH-RUN end". Then power off. kpb_clients_only= selects the
+ * lines among the BENCH ones), "BENCH-RUN hits_perf" and kprobe_clients
+ * --hit (a perf kprobe event at an entry of that module's, with and
+ * without BPF), "BENCH-RUN clients", kprobe_clients, then "BENCH-RUN
+ * end". Then power off. kpb_clients_only= selects the
  * clients' experiments (kprobe_clients --only), kpb_clients_from= where
  * in the list of functions they start (--from); with kpb_clients_alone=1
  * the module is not loaded, and only the clients run (a further sample
@@ -133,6 +135,34 @@ static long entries_walked(void)
 	return n;
 }
 
+/* Run kprobe_clients with @argv, and say how it ended if not well. */
+static void run_clients(char **argv)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid == 0) {
+		execv(CLIENTS, argv);
+		line("clients: exec " CLIENTS ": %s", strerror(errno));
+		_exit(127);
+	}
+	if (pid < 0) {
+		line("clients: fork: %s", strerror(errno));
+	} else if (waitpid(pid, &status, 0) != pid) {
+		line("clients: waitpid: %s", strerror(errno));
+	} else if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		line("clients: kprobe_clients ended with %s %d",
+		     WIFEXITED(status) ? "status" : "signal",
+		     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	}
+}
+
+/* A perf kprobe event at an entry, with and without BPF (kprobe_clients --hit). */
+static char *hit_argv[] = {
+	"kprobe_clients", "--hit", "kpb_gp_entry", "/sys/kernel/debug/kprobe_bench_gp_hit", NULL
+};
+
 static void clients(const char *sizes, int alone)
 {
 	const char *reps = getenv("kpb_clients_reps");
@@ -141,9 +171,8 @@ static void clients(const char *sizes, int alone)
 	const char *from = getenv("kpb_clients_from");
 	char avoid[128];
 	char *argv[12];
-	int status, gp, argc = 0;
+	int gp, argc = 0;
 	long walked;
-	pid_t pid;
 
 	argv[argc++] = "kprobe_clients";
 	/* Nothing probed the kernel's text before in a boot of the clients alone. */
@@ -179,22 +208,12 @@ static void clients(const char *sizes, int alone)
 		line("clients: %s not loaded: %s", GP_MODULE, strerror(errno));
 	/* Warnings and worse only: the kernel's lines among the BENCH ones. */
 	write_file("/proc/sys/kernel/printk", "5");
+	if (gp && !alone) {
+		line("%s", "BENCH-RUN hits_perf");
+		run_clients(hit_argv);
+	}
 	line("%s", "BENCH-RUN clients");
-	pid = fork();
-	if (pid == 0) {
-		execv(CLIENTS, argv);
-		line("clients: exec " CLIENTS ": %s", strerror(errno));
-		_exit(127);
-	}
-	if (pid < 0) {
-		line("clients: fork: %s", strerror(errno));
-	} else if (waitpid(pid, &status, 0) != pid) {
-		line("clients: waitpid: %s", strerror(errno));
-	} else if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		line("clients: kprobe_clients ended with %s %d",
-		     WIFEXITED(status) ? "status" : "signal",
-		     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-	}
+	run_clients(argv);
 	write_file("/proc/sys/kernel/printk", "7");
 	if (gp)
 		unload("kprobe_bench_gp");

@@ -29,6 +29,10 @@
  *           the others)
  * kprobe_clients [--avoid ...] --list N prints the first N functions it
  * would try, with their body offsets, and probes nothing.
+ * kprobe_clients --hit FUNC FILE measures a hit instead, on CPU 0: FILE
+ * (kprobe_bench_gp's) reads as a call of FUNC costs; it is read unprobed,
+ * with a perf kprobe event at FUNC's entry, and with the BPF program on
+ * that event, and printed as "BENCH hit_perf_entry_base/_event/_bpf N".
  *
  * Experiments, each repeated as: attach N events, then detach them.
  *   perf_entry              the perf kprobe PMU (perf_event_open() with
@@ -129,6 +133,7 @@
 #include <linux/bpf.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1496,6 +1501,62 @@ static int selected(const char *name)
 	return 0;
 }
 
+/* A call's cost as @path (kprobe_bench_gp's) reads it, or -1. */
+static long hit_cost(const char *path)
+{
+	char buf[32];
+	long v;
+
+	if (read_small(path, buf, sizeof(buf)) < 0 || sscanf(buf, "%ld", &v) != 1)
+		return -1;
+	return v;
+}
+
+/*
+ * --hit: what a perf kprobe event at @func's entry adds to a call, alone
+ * and with the BPF program, as @path measures it on CPU 0, where the
+ * event counts.
+ */
+static int hit_main(char *func, const char *path)
+{
+	long base, event, bpf;
+	const char *why;
+	cpu_set_t cpus;
+	int fd;
+
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	why = find_pmu();
+	if (!why && sched_setaffinity(0, sizeof(cpus), &cpus))
+		why = "sched_setaffinity(CPU 0) failed";
+	if (!why)
+		why = load_bpf();
+	if (why) {
+		printf("BENCH-SKIP hit_perf_entry all all %s\n", why);
+		return 1;
+	}
+	base = hit_cost(path);
+	fd = perf_open(func, 0, 0);
+	if (base < 0 || fd < 0) {
+		printf("BENCH-SKIP hit_perf_entry all all %s: %s\n",
+		       base < 0 ? path : "perf_event_open", strerror(errno));
+		return 1;
+	}
+	event = hit_cost(path);
+	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog_fd)) {
+		printf("BENCH-SKIP hit_perf_entry_bpf all all PERF_EVENT_IOC_SET_BPF: %s\n",
+		       strerror(errno));
+		close(fd);
+		return 1;
+	}
+	bpf = hit_cost(path);
+	close(fd);
+	printf("BENCH hit_perf_entry_base %ld\n", base);
+	printf("BENCH hit_perf_entry_event %ld\n", event - base);
+	printf("BENCH hit_perf_entry_bpf %ld\n", bpf - base);
+	return event < 0 || bpf < 0;
+}
+
 int main(int argc, char **argv)
 {
 	int sizes[MAX_SIZES], nr_sizes = 0, reps = 3, budget = 1500, maxn = 0;
@@ -1507,6 +1568,8 @@ int main(int argc, char **argv)
 	char *s, *end, *prog = argv[0];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 4 && !strcmp(argv[1], "--hit"))
+		return hit_main(argv[2], argv[3]);
 	if (argc > 2 && !strcmp(argv[1], "--avoid")) {
 		avoid_spec = argv[2];
 		argv += 2;
