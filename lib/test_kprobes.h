@@ -18,6 +18,7 @@
 #include <linux/kthread.h>
 #include <linux/vmalloc.h>
 #include <linux/completion.h>
+#include <linux/ftrace.h>
 #include <kunit/test.h>
 #ifdef CONFIG_X86_KERNEL_IBT
 #include <asm/ibt.h>
@@ -307,5 +308,34 @@ static inline void kprobes_test_end(struct kunit *test)
 	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&handler_errors), 0,
 			    "a handler check failed at line %d", handler_error_line);
 }
+
+#ifdef CONFIG_DYNAMIC_FTRACE
+/*
+ * @ops, calling @func, on @ip: another ftrace user of a probed function.
+ * ftrace_free_filter() leaves an ops' filter pointing at freed memory,
+ * so each use starts from a clean ops.
+ */
+static inline int other_ftrace_start(struct ftrace_ops *ops, ftrace_func_t func,
+				     unsigned long ip)
+{
+	int ret;
+
+	memset(ops, 0, sizeof(*ops));
+	ops->func = func;
+	ret = ftrace_set_filter_ip(ops, ip, 0, 0);
+	if (ret)
+		return ret;
+	ret = register_ftrace_function(ops);
+	if (ret)
+		ftrace_free_filter(ops);
+	return ret;
+}
+
+static inline void other_ftrace_stop(struct ftrace_ops *ops)
+{
+	unregister_ftrace_function(ops);
+	ftrace_free_filter(ops);
+}
+#endif
 
 #endif /* _LIB_TEST_KPROBES_H */

@@ -1415,7 +1415,8 @@ static noinline void a64_entry_trace(struct kprobe *p)
 	unsigned long entries[32];
 	unsigned int n, i;
 
-	a64_entry_trace_fn = a64_entry_trace_caller = 0;
+	a64_entry_trace_fn = 0;
+	a64_entry_trace_caller = 0;
 	n = stack_trace_save(entries, ARRAY_SIZE(entries), 0);
 	for (i = 0; i + 1 < n; i++) {
 		if (entries[i] - (unsigned long)p->addr < 16) {
@@ -1591,9 +1592,7 @@ static void a64_other_ftrace_func(unsigned long ip, unsigned long parent_ip,
 	a64_other_ftrace_calls++;
 }
 
-static struct ftrace_ops a64_other_ftrace_ops = {
-	.func = a64_other_ftrace_func,
-};
+static struct ftrace_ops a64_other_ftrace_ops;
 
 /* What kpt64_call_saving() puts in x19-x28. */
 static const unsigned long a64_callee_saved[] = {
@@ -1618,9 +1617,8 @@ static void test_arm64_ftrace_entry_callee_saved(struct kunit *test)
 	WRITE_ONCE(a64_entry_set_x19, 0);
 
 	/* Another ftrace user of the same function. */
-	KUNIT_ASSERT_EQ(test, 0, ftrace_set_filter_ip(&a64_other_ftrace_ops,
-						      (unsigned long)kp.addr, 0, 0));
-	KUNIT_ASSERT_EQ(test, 0, register_ftrace_function(&a64_other_ftrace_ops));
+	KUNIT_ASSERT_EQ(test, 0, other_ftrace_start(&a64_other_ftrace_ops, a64_other_ftrace_func,
+						    (unsigned long)kp.addr));
 	KUNIT_EXPECT_FALSE(test, a64_calls_our_trampoline(a64_ftrace_site(kpt64_traced1)));
 	a64_other_ftrace_calls = 0;
 	KUNIT_EXPECT_EQ(test, kpt64_call_saving(kpt64_traced1, 7), 0x1919ULL);
@@ -1629,8 +1627,7 @@ static void test_arm64_ftrace_entry_callee_saved(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, a64_entry_regs[0], 7UL);
 	for (i = 19; i <= 28; i++)
 		KUNIT_EXPECT_EQ(test, a64_entry_regs[i], 0UL);
-	unregister_ftrace_function(&a64_other_ftrace_ops);
-	ftrace_free_filter(&a64_other_ftrace_ops);
+	other_ftrace_stop(&a64_other_ftrace_ops);
 	/* Alone again: our trampoline, and the function's x19-x28. */
 	a64_expect_our_trampoline(test, a64_ftrace_site(kpt64_traced1));
 	KUNIT_EXPECT_EQ(test, kpt64_call_saving(kpt64_traced1, 9), 0x1919ULL);
@@ -1663,18 +1660,13 @@ static void test_arm64_ftrace_entry_churn(struct kunit *test)
 		init_probe(&kp, NULL, "kpt64_traced1", 0, count_pre_quiet, NULL);
 		KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
 		KUNIT_EXPECT_TRUE(test, kprobe_ftrace(&kp));
-		if (i % 3 == 1) {
-			memset(&a64_other_ftrace_ops, 0, sizeof(a64_other_ftrace_ops));
-			a64_other_ftrace_ops.func = a64_other_ftrace_func;
-			KUNIT_ASSERT_EQ(test, 0, ftrace_set_filter_ip(&a64_other_ftrace_ops,
-								      (unsigned long)kp.addr, 0, 0));
-			KUNIT_ASSERT_EQ(test, 0, register_ftrace_function(&a64_other_ftrace_ops));
-		}
+		if (i % 3 == 1)
+			KUNIT_ASSERT_EQ(test, 0, other_ftrace_start(&a64_other_ftrace_ops,
+								    a64_other_ftrace_func,
+								    (unsigned long)kp.addr));
 		usleep_range(200, 400);
-		if (i % 3 == 1) {
-			unregister_ftrace_function(&a64_other_ftrace_ops);
-			ftrace_free_filter(&a64_other_ftrace_ops);
-		}
+		if (i % 3 == 1)
+			other_ftrace_stop(&a64_other_ftrace_ops);
 		unregister_kprobe(&kp);
 	}
 	stop_hammer(hammer);

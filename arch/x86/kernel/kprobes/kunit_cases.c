@@ -1205,31 +1205,6 @@ static void other_ops_func(unsigned long ip, unsigned long parent_ip,
 static struct ftrace_ops other_ops;
 
 /*
- * Another ftrace user on @ip. ftrace_free_filter() leaves an ops' filter
- * pointing at freed memory, so each use starts from a clean ops.
- */
-static int other_ops_start(unsigned long ip)
-{
-	int ret;
-
-	memset(&other_ops, 0, sizeof(other_ops));
-	other_ops.func = other_ops_func;
-	ret = ftrace_set_filter_ip(&other_ops, ip, 0, 0);
-	if (ret)
-		return ret;
-	ret = register_ftrace_function(&other_ops);
-	if (ret)
-		ftrace_free_filter(&other_ops);
-	return ret;
-}
-
-static void other_ops_stop(void)
-{
-	unregister_ftrace_function(&other_ops);
-	ftrace_free_filter(&other_ops);
-}
-
-/*
  * Another ftrace user on the function: ftrace calls both through its
  * own trampoline, and ours is back once the other leaves. A site whose
  * probe is gone may stay in our filter a while: its calls find none.
@@ -1242,13 +1217,14 @@ static void test_ftrace_entry_shared(struct kunit *test)
 	init_probe(&kp, NULL, FTRACE_TARGET, 0, count_pre, count_post);
 	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
 	KUNIT_EXPECT_TRUE(test, calls_our_trampoline(kp.addr));
-	KUNIT_ASSERT_EQ(test, 0, other_ops_start((unsigned long)kp.addr));
+	KUNIT_ASSERT_EQ(test, 0, other_ftrace_start(&other_ops, other_ops_func,
+						    (unsigned long)kp.addr));
 	KUNIT_EXPECT_FALSE(test, calls_our_trampoline(kp.addr));
 	to_timespec(1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&other_ops_hits), 1);
-	other_ops_stop();
+	other_ftrace_stop(&other_ops);
 	KUNIT_EXPECT_TRUE(test, calls_our_trampoline(kp.addr));
 	to_timespec(1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
@@ -1278,10 +1254,11 @@ static void test_ftrace_entry_churn(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
 		KUNIT_EXPECT_TRUE(test, kprobe_ftrace(&kp));
 		if (i % 3 == 1)
-			KUNIT_ASSERT_EQ(test, 0, other_ops_start(site));
+			KUNIT_ASSERT_EQ(test, 0,
+					other_ftrace_start(&other_ops, other_ops_func, site));
 		usleep_range(200, 400);
 		if (i % 3 == 1)
-			other_ops_stop();
+			other_ftrace_stop(&other_ops);
 		unregister_kprobe(&kp);
 	}
 	stop_hammer(hammer);
