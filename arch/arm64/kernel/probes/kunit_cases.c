@@ -1403,11 +1403,7 @@ static unsigned long a64_entry_regs[31], a64_entry_sp, a64_entry_pc;
 static unsigned long a64_entry_pstate;
 static unsigned long a64_entry_set_x19;	/* non-zero: write it to x19 */
 
-/*
- * A stack trace taken in @p's pre_handler: the first return address in
- * the probed function (its ftrace site's BL returns there) and the one
- * after it, in the function's caller.
- */
+/* In a stack trace from @p's pre_handler: the probed function's frame, the next. */
 static unsigned long a64_entry_trace_fn, a64_entry_trace_caller;
 
 static noinline void a64_entry_trace(struct kprobe *p)
@@ -1415,16 +1411,11 @@ static noinline void a64_entry_trace(struct kprobe *p)
 	unsigned long entries[32];
 	unsigned int n, i;
 
-	a64_entry_trace_fn = 0;
-	a64_entry_trace_caller = 0;
 	n = stack_trace_save(entries, ARRAY_SIZE(entries), 0);
-	for (i = 0; i + 1 < n; i++) {
-		if (entries[i] - (unsigned long)p->addr < 16) {
-			a64_entry_trace_fn = entries[i];
-			a64_entry_trace_caller = entries[i + 1];
-			return;
-		}
-	}
+	for (i = 0; i + 1 < n && entries[i] - (unsigned long)p->addr >= 16; i++)
+		;
+	a64_entry_trace_fn = i + 1 < n ? entries[i] : 0;
+	a64_entry_trace_caller = i + 1 < n ? entries[i + 1] : 0;
 }
 
 static int a64_entry_pre(struct kprobe *p, struct pt_regs *regs)
@@ -1454,42 +1445,25 @@ static unsigned long a64_ftrace_site(void *fn)
 	return (unsigned long)fn + (bti ? 2 : 1) * AARCH64_INSN_SIZE;
 }
 
-/* Where the BL at @site goes, or 0 if @site holds no BL. */
-static unsigned long a64_bl_target(unsigned long site)
+/*
+ * Whether the BL at ftrace site @site calls our ops' own trampoline, as
+ * it does while only kprobes traces the function: @ours, true or false.
+ * Out of the BL's reach (a module loaded far from the kernel's text), it
+ * calls ftrace_caller through a PLT, a symbol of the module's.
+ */
+static void a64_expect_our_trampoline(struct kunit *test, unsigned long site, bool ours)
 {
 	u32 insn = le32_to_cpu(*(__le32 *)site);
-
-	if (!aarch64_insn_is_bl(insn))
-		return 0;
-	return site + sign_extend64((insn & 0x03ffffffUL) << 2, 27);
-}
-
-/* The BL at ftrace site @site calls our ops' own trampoline. */
-static bool a64_calls_our_trampoline(unsigned long site)
-{
 	char name[KSYM_SYMBOL_LEN];
+	bool calls_ours;
 
-	sprint_symbol(name, a64_bl_target(site));
-	return str_has_prefix(name, "kprobe_ftrace_trampoline+0x0/");
-}
-
-/*
- * Where only kprobes traces a function, the BL at its ftrace site @site
- * calls our trampoline. Out of the BL's reach (a module loaded far from
- * the kernel's text), ftrace calls ftrace_caller through a PLT of the
- * module's instead, a symbol of the module's.
- */
-static void a64_expect_our_trampoline(struct kunit *test, unsigned long site)
-{
-	char name[KSYM_SYMBOL_LEN];
-
-	sprint_symbol(name, a64_bl_target(site));
+	KUNIT_ASSERT_TRUE(test, aarch64_insn_is_bl(insn));
+	sprint_symbol(name, site + sign_extend64((insn & 0x03ffffffUL) << 2, 27));
+	calls_ours = str_has_prefix(name, "kprobe_ftrace_trampoline+0x0/");
 	if (strchr(name, '['))
-		kunit_info(test, "%pS calls %s: our trampoline is out of reach",
-			   (void *)site, name);
+		kunit_info(test, "%pS calls %s: out of reach", (void *)site, name);
 	else
-		KUNIT_EXPECT_TRUE_MSG(test, a64_calls_our_trampoline(site),
-				      "%pS calls %s", (void *)site, name);
+		KUNIT_EXPECT_EQ_MSG(test, calls_ours, ours, "%pS calls %s", (void *)site, name);
 }
 
 /*
@@ -1549,7 +1523,7 @@ static void test_arm64_ftrace_entry_regs(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, kp.flags & KPROBE_FLAG_ON_FUNC_ENTRY);
 	KUNIT_EXPECT_PTR_EQ(test, (void *)probe_at((void *)entry), (void *)&kp);
 	KUNIT_EXPECT_NULL(test, probe_at((void *)site));
-	a64_expect_our_trampoline(test, site);
+	a64_expect_our_trampoline(test, site, true);
 	traps = brk_traps();
 	KUNIT_EXPECT_EQ(test, kpt64_traced8(1, 2, 3, 4, 5, 6, 7, 8), 204ULL);
 	KUNIT_EXPECT_EQ(test, brk_traps() - traps, 0UL);
@@ -1605,7 +1579,7 @@ static void test_arm64_ftrace_entry_callee_saved(struct kunit *test)
 	int i;
 
 	a64_probe_entry(test, &kp, a64_entry_pre, NULL);
-	a64_expect_our_trampoline(test, a64_ftrace_site(kpt64_traced1));
+	a64_expect_our_trampoline(test, a64_ftrace_site(kpt64_traced1), true);
 	KUNIT_EXPECT_EQ(test, kpt64_call_saving(kpt64_traced1, 41), 0x1919ULL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
 	KUNIT_EXPECT_EQ(test, a64_entry_regs[0], 41UL);
@@ -1619,7 +1593,7 @@ static void test_arm64_ftrace_entry_callee_saved(struct kunit *test)
 	/* Another ftrace user of the same function. */
 	KUNIT_ASSERT_EQ(test, 0, other_ftrace_start(&a64_other_ftrace_ops, a64_other_ftrace_func,
 						    (unsigned long)kp.addr));
-	KUNIT_EXPECT_FALSE(test, a64_calls_our_trampoline(a64_ftrace_site(kpt64_traced1)));
+	a64_expect_our_trampoline(test, a64_ftrace_site(kpt64_traced1), false);
 	a64_other_ftrace_calls = 0;
 	KUNIT_EXPECT_EQ(test, kpt64_call_saving(kpt64_traced1, 7), 0x1919ULL);
 	KUNIT_EXPECT_EQ(test, a64_other_ftrace_calls, 1);
@@ -1629,7 +1603,7 @@ static void test_arm64_ftrace_entry_callee_saved(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, a64_entry_regs[i], 0UL);
 	other_ftrace_stop(&a64_other_ftrace_ops);
 	/* Alone again: our trampoline, and the function's x19-x28. */
-	a64_expect_our_trampoline(test, a64_ftrace_site(kpt64_traced1));
+	a64_expect_our_trampoline(test, a64_ftrace_site(kpt64_traced1), true);
 	KUNIT_EXPECT_EQ(test, kpt64_call_saving(kpt64_traced1, 9), 0x1919ULL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 4);
 	KUNIT_EXPECT_EQ(test, a64_entry_regs[0], 9UL);
@@ -1644,10 +1618,8 @@ static u32 a64_traced1_u32(u32 x)
 }
 
 /*
- * Probes come and go at an entry while another CPU calls through it, and
- * another ftrace user comes and goes there too, moving the site between
- * our trampoline and ftrace_caller: every call returns what it should,
- * and the probes' hits arrive.
+ * Probes, and another ftrace user, come and go at an entry another CPU
+ * calls through: every call returns what it should, and hits arrive.
  */
 static void test_arm64_ftrace_entry_churn(struct kunit *test)
 {
