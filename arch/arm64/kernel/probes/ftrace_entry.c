@@ -9,13 +9,14 @@
  * generic ftrace code runs. When other ftrace users trace it too (or our
  * trampoline is out of the BL's reach, from a far module), ftrace_caller
  * calls them all, kprobe_ftrace_handler (ftrace_stub.S) among them,
- * which calls kprobe_ftrace_hit(). A probe at the function's symbol (+0) rides the BL
- * and stays at +0, where the tree's arm64 puts its breakpoint, so that
- * the list, trace lines and bpf_get_func_ip() show the symbol: ftrace's
- * ip and the probe's address are mapped by arch_kprobe_ftrace_ip() and
- * arch_kprobe_ftrace_site(). Its handlers see the registers of the
- * entry, since the MOV (and BTI) before the BL only copy lr into the
- * scratch x9. The BL itself is refused, as in the tree.
+ * which calls kprobe_ftrace_hit(). A probe at the function's symbol
+ * (+0) rides the BL and stays at +0, where the tree's arm64 puts its
+ * breakpoint, so that the list, trace lines and bpf_get_func_ip() show
+ * the symbol: ftrace's ip and the probe's address are mapped by
+ * arch_kprobe_ftrace_ip() and arch_kprobe_ftrace_site(). Its handlers
+ * see the registers of the entry, since the MOV (and BTI) before the BL
+ * only copy lr into the scratch x9. The BL itself is refused, as in the
+ * tree.
  *
  * ftrace_caller saves x0-x8, fp, lr, sp and pc only
  * (DYNAMIC_FTRACE_WITH_ARGS, no pt_regs); the handlers get a pt_regs
