@@ -1448,22 +1448,22 @@ static unsigned long a64_ftrace_site(void *fn)
 /*
  * Whether the BL at ftrace site @site calls our ops' own trampoline, as
  * it does while only kprobes traces the function: @ours, true or false.
- * Out of the BL's reach (a module loaded far from the kernel's text), it
- * calls ftrace_caller through a PLT, a symbol of the module's.
+ * Out of the BL's reach (this module loaded far from the kernel's text),
+ * it calls ftrace_caller through the module's PLT.
  */
 static void a64_expect_our_trampoline(struct kunit *test, unsigned long site, bool ours)
 {
 	u32 insn = le32_to_cpu(*(__le32 *)site);
+	unsigned long to = site + sign_extend64((insn & 0x03ffffffUL) << 2, 27);
 	char name[KSYM_SYMBOL_LEN];
-	bool calls_ours;
 
 	KUNIT_ASSERT_TRUE(test, aarch64_insn_is_bl(insn));
-	sprint_symbol(name, site + sign_extend64((insn & 0x03ffffffUL) << 2, 27));
-	calls_ours = str_has_prefix(name, "kprobe_ftrace_trampoline+0x0/");
-	if (strchr(name, '['))
-		kunit_info(test, "%pS calls %s: out of reach", (void *)site, name);
+	sprint_symbol(name, to);
+	if (within_module(to, THIS_MODULE))
+		kunit_info(test, "%pS calls a PLT: out of reach", (void *)site);
 	else
-		KUNIT_EXPECT_EQ_MSG(test, calls_ours, ours, "%pS calls %s", (void *)site, name);
+		KUNIT_EXPECT_EQ_MSG(test, !!str_has_prefix(name, "kprobe_ftrace_trampoline+0x0/"),
+				    ours, "%pS calls %s", (void *)site, name);
 }
 
 /*
@@ -1549,6 +1549,11 @@ static void test_arm64_ftrace_entry_regs(struct kunit *test)
 	KUNIT_EXPECT_LT(test, a64_entry_trace_caller - (unsigned long)test_arm64_ftrace_entry_regs,
 			4096UL);
 	a64_check_ftrace_bl_refused(test, site, entry);
+	unregister_kprobe(&kp);
+	/* The kernel's text is always within the BL's reach. */
+	init_probe(&kp, NULL, "jiffies_to_msecs", 0, count_pre_quiet, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	a64_expect_our_trampoline(test, a64_ftrace_site(jiffies_to_msecs), true);
 	unregister_kprobe(&kp);
 }
 
