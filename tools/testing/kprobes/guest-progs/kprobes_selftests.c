@@ -2137,6 +2137,9 @@ int main(int argc, char **argv)
 #ifdef __aarch64__
 	kunit_module("kprobes_arm64_kunit");
 #endif
+#if defined(__riscv) && __riscv_xlen == 64
+	kunit_module("kprobes_riscv_kunit");
+#endif
 	kunit_module("test_kprobes_upstream");
 	printf("# Subtest: kprobes_selftests\n");
 	selftests();

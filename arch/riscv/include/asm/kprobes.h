@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef _ASM_RISCV_KPROBES_H
+#define _ASM_RISCV_KPROBES_H
+/*
+ * riscv side of kprobes: how a probed instruction is kept and the per-CPU
+ * state of a probe hit. The code is in arch/riscv/kernel/probes/; the
+ * instruction decoder and the simulators there are shared with uprobes,
+ * and kretprobes run on rethook.
+ */
+
+#include <asm-generic/kprobes.h>
+
+#ifdef CONFIG_KPROBES
+#include <linux/percpu.h>
+#include <linux/ptrace.h>
+#include <linux/types.h>
+#include <asm/probes.h>	/* kprobe_opcode_t, struct arch_specific_insn */
+
+struct kprobe;
+
+/* The core keeps out-of-line copies in slots it allocates for us. */
+#define __ARCH_WANT_KPROBES_INSN_SLOT
+
+/*
+ * An instruction is 2 or 4 bytes; kprobe_opcode_t is 32 bits, so one
+ * unit holds either (a compressed one in its low half).
+ */
+#define MAX_INSN_SIZE			1
+
+/*
+ * A slot holds two runs of the copied instruction, 4-byte aligned: the
+ * step's, [copy, EBREAK], in its first 8 bytes, and the boosted one,
+ * [copy, AUIPC rX, JALR x0 to the next instruction], in the 12 after,
+ * written when a register rX is free there (breakpoint.c). A probe's
+ * p->ainsn.api.insn is its slot and p->ainsn.api.restore the boosted
+ * part's address, or 0 when its copy is only stepped.
+ */
+#define KPROBE_SLOT_STEP_BYTES		8
+#define KPROBE_SLOT_SIZE		5
+
+/* No function is barred from return probes here. */
+#define kretprobe_blacklist_size	0
+
+/* Our hit paths call kprobe_count_hit() for the site they hit. */
+#define arch_kprobe_counts_hits		true
+
+/*
+ * Breakpoint writes are queued (arming.c) and made visible together,
+ * with one stop_machine(), when the core applies its batch.
+ */
+#define HAVE_KPROBE_BATCH
+
+/**
+ * struct kprobe_ctlblk - what a CPU remembers of the hit it is handling
+ * @kprobe_status: KPROBE_HIT_ACTIVE, _SS, _SSDONE or KPROBE_REENTER
+ * @saved_status: the interrupted context's sstatus, whose SPIE is
+ *	cleared while the copy in the slot runs
+ * @outer: the hit a KPROBE_REENTER step interrupted: its probe (NULL
+ *	for the step of a disabled probe's hit, which runs no handler)
+ * @outer_status: its kprobe_status
+ * @outer_saved_status: its saved_status
+ */
+struct kprobe_ctlblk {
+	unsigned int kprobe_status;
+	unsigned long saved_status;
+	struct kprobe *outer;
+	unsigned int outer_status;
+	unsigned long outer_saved_status;
+};
+
+int kprobe_fault_handler(struct pt_regs *regs, unsigned int trapnr);
+bool kprobe_breakpoint_handler(struct pt_regs *regs);
+bool kprobe_single_step_handler(struct pt_regs *regs);
+
+/*
+ * A register no path from @addr reads before writing it, within its
+ * function [@start, @end) (liveness.c): 0 when none is found.
+ */
+unsigned int kprobe_free_register(unsigned long addr, unsigned long start,
+				  unsigned long end);
+
+/* Queue writing @len bytes of @insn at @addr (arming.c); text_mutex held. */
+void kprobe_queue_text_write(void *addr, u32 insn, unsigned int len);
+
+#if IS_ENABLED(CONFIG_KPROBES_SANITY_TEST)
+/* kprobes EBREAK exceptions handled on a CPU (a probe's, a step's end). */
+DECLARE_PER_CPU(unsigned long, kprobe_ebreak_traps);
+/* stop_machine() calls that wrote breakpoints. */
+extern unsigned long kprobe_text_syncs;
+#endif
+
+#else /* !CONFIG_KPROBES */
+static inline bool kprobe_breakpoint_handler(struct pt_regs *regs)
+{
+	return false;
+}
+
+static inline bool kprobe_single_step_handler(struct pt_regs *regs)
+{
+	return false;
+}
+#endif /* CONFIG_KPROBES */
+#endif /* _ASM_RISCV_KPROBES_H */

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The targets of the riscv kprobes KUnit cases (kunit_cases.c): functions
+ * written in assembly, each probed instruction at a local label whose
+ * address a global pointer, kptrv_*_probe, holds for the cases. Not a
+ * global label: kallsyms would take it for the start of a function, and
+ * the scan for a free register stops at a function's end. Compression is
+ * chosen per instruction (.option rvc or norvc), and relaxation is off,
+ * so every instruction is the one written; internal jumps go to local
+ * labels.
+ */
+
+#include <linux/linkage.h>
+
+#define KPTRV_FUNC(name) ".globl " #name "\n.type " #name ", @function\n" \
+	".balign 4\n" #name ":\n"
+#define KPTRV_END(name) ".size " #name ", .-" #name "\n"
+#define KPTRV_AT(name) ".pushsection .rodata\n.balign 8\n.globl " #name "\n" \
+	#name ":\n.quad .L" #name "\n.popsection\n.L" #name ":\n"
+
+asm(".pushsection .text, \"ax\"\n"
+	".option push\n"
+	".option norelax\n"
+	".option norvc\n"
+
+	/* addi (4 bytes), copied: x + 3; ret after it leaves t0-t6 free */
+	KPTRV_FUNC(kptrv_addi)
+	KPTRV_AT(kptrv_addi_probe)
+	"	addi	a0, a0, 3\n"
+	"	ret\n"
+	KPTRV_END(kptrv_addi)
+
+	/* c.mv, c.addi (2 bytes each), copied: x + 1 */
+	KPTRV_FUNC(kptrv_cmv)
+	".option rvc\n"
+	KPTRV_AT(kptrv_cmv_probe)
+	"	c.mv	a1, a0\n"
+	KPTRV_AT(kptrv_caddi_probe)
+	"	c.addi	a1, 1\n"
+	"	c.mv	a0, a1\n"
+	".option norvc\n"
+	"	ret\n"
+	KPTRV_END(kptrv_cmv)
+
+	/*
+	 * A frame, stores and a load through sp (compressed and not),
+	 * copied: returns x + 5 with t0 live across the probes (set
+	 * before, read after), so the jump back must take another register.
+	 */
+	KPTRV_FUNC(kptrv_frame)
+	"	li	t0, 5\n"
+	KPTRV_AT(kptrv_frame_addi_probe)
+	"	addi	sp, sp, -16\n"
+	KPTRV_AT(kptrv_frame_sd_probe)
+	"	sd	a0, 8(sp)\n"
+	".option rvc\n"
+	KPTRV_AT(kptrv_frame_csdsp_probe)
+	"	c.sdsp	t0, 0(sp)\n"
+	KPTRV_AT(kptrv_frame_cldsp_probe)
+	"	c.ldsp	a1, 8(sp)\n"
+	".option norvc\n"
+	"	ld	a2, 0(sp)\n"
+	"	addi	sp, sp, 16\n"
+	"	add	a0, a1, t0\n"
+	"	bne	a2, t0, 1f\n"
+	"	ret\n"
+	"1:	li	a0, 0\n"
+	"	ret\n"
+	KPTRV_END(kptrv_frame)
+
+	/*
+	 * Every t register live after the probe on one path or the other
+	 * (sel = 0 or not): the jump back must take an a register. Returns
+	 * x + 47 for sel == 0, x + 29 otherwise, only if no t register was
+	 * changed.
+	 */
+	KPTRV_FUNC(kptrv_tlive)
+	"	li	t0, 1\n"
+	"	li	t1, 2\n"
+	"	li	t2, 3\n"
+	"	li	t3, 4\n"
+	"	li	t4, 5\n"
+	"	li	t5, 6\n"
+	"	li	t6, 7\n"
+	KPTRV_AT(kptrv_tlive_probe)
+	"	addi	a0, a0, 1\n"
+	"	beqz	a1, 1f\n"
+	"	add	a0, a0, t0\n"
+	"	add	a0, a0, t1\n"
+	"	add	a0, a0, t2\n"
+	"	add	a0, a0, t3\n"
+	"	j	2f\n"
+	"1:	add	a0, a0, t4\n"
+	"	add	a0, a0, t5\n"
+	"	add	a0, a0, t6\n"
+	"	addi	a0, a0, 10\n"
+	"2:	add	a0, a0, t6\n"
+	"	addi	a0, a0, -7\n"
+	"	addi	a0, a0, 18\n"
+	"	ret\n"
+	KPTRV_END(kptrv_tlive)
+
+	/* No register provably free: an indirect jump follows. x + 1 */
+	KPTRV_FUNC(kptrv_nofree)
+	"	lla	t0, 1f\n"
+	KPTRV_AT(kptrv_nofree_probe)
+	"	addi	a0, a0, 1\n"
+	"	jr	t0\n"
+	"1:	ret\n"
+	KPTRV_END(kptrv_nofree)
+
+	/* Simulated kinds. beq, taken when x == 0: returns 2, else 1 */
+	KPTRV_FUNC(kptrv_beq)
+	KPTRV_AT(kptrv_beq_probe)
+	"	beq	a0, zero, 1f\n"
+	"	li	a0, 1\n"
+	"	ret\n"
+	KPTRV_AT(kptrv_beq_to)
+	"1:	li	a0, 2\n"
+	"	ret\n"
+	KPTRV_END(kptrv_beq)
+
+	/* c.beqz and c.j, the same */
+	KPTRV_FUNC(kptrv_cbeqz)
+	".option rvc\n"
+	KPTRV_AT(kptrv_cbeqz_probe)
+	"	c.beqz	a0, 1f\n"
+	"	c.li	a0, 1\n"
+	KPTRV_AT(kptrv_cj_probe)
+	"	c.j	2f\n"
+	"1:	c.li	a0, 2\n"
+	"2:\n"
+	".option norvc\n"
+	"	ret\n"
+	KPTRV_END(kptrv_cbeqz)
+
+	/* auipc: returns the address of the auipc itself */
+	KPTRV_FUNC(kptrv_auipc)
+	KPTRV_AT(kptrv_auipc_probe)
+	"	auipc	a0, 0\n"
+	"	ret\n"
+	KPTRV_END(kptrv_auipc)
+
+	/* jal to a leaf and back (ra saved in t1): x + 1 */
+	KPTRV_FUNC(kptrv_leaf)
+	"	addi	a0, a0, 1\n"
+	"	ret\n"
+	KPTRV_END(kptrv_leaf)
+	KPTRV_FUNC(kptrv_jal)
+	"	mv	t1, ra\n"
+	KPTRV_AT(kptrv_jal_probe)
+	"	jal	kptrv_leaf\n"
+	"	mv	ra, t1\n"
+	KPTRV_AT(kptrv_ret_probe)
+	"	ret\n"
+	KPTRV_END(kptrv_jal)
+
+	/* 32 probe points for one batch: x + 32 */
+	KPTRV_FUNC(kptrv_adds)
+	KPTRV_AT(kptrv_adds_probes)
+	"	.rept	32\n"
+	"	addi	a0, a0, 1\n"
+	"	.endr\n"
+	"	ret\n"
+	KPTRV_END(kptrv_adds)
+
+	/* Refused: ebreak, c.ebreak, a CSR access, fence; then x + 1 */
+	KPTRV_FUNC(kptrv_refused)
+	"	j	1f\n"
+	KPTRV_AT(kptrv_ebreak_probe)
+	"	ebreak\n"
+	".option rvc\n"
+	KPTRV_AT(kptrv_cebreak_probe)
+	"	c.ebreak\n"
+	".option norvc\n"
+	"1:\n"
+	KPTRV_AT(kptrv_csr_probe)
+	"	csrr	a1, sscratch\n"
+	KPTRV_AT(kptrv_fence_probe)
+	"	fence	rw, rw\n"
+	"	addi	a0, a0, 1\n"
+	"	ret\n"
+	KPTRV_END(kptrv_refused)
+
+	".option pop\n"
+	".popsection\n");

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * riscv kprobes: finding a register that is free at an instruction.
+ *
+ * A copy that jumps back from its slot needs AUIPC and JALR, and a
+ * register to carry the address between them (JAL reaches 1 MiB, and
+ * slots lie farther). That register must be dead where the jump lands:
+ * on every path from there, written before it is read. The scan below
+ * proves that from the text, or gives up:
+ *
+ *  - it follows the function's instructions from the address, both ways
+ *    at a conditional branch, and stops with "not free" for a register
+ *    still undecided at anything it cannot follow: the function's end,
+ *    an indirect jump other than a return, a trap, a 4-byte NOP (a jump
+ *    label site, which may become a jump anywhere), or its budget;
+ *  - a JAL to x0 may be a jump label site too (it may become a NOP), so
+ *    both its target and the next instruction are followed;
+ *  - a call or a return follows the calling convention, as every C
+ *    function does, and as ftrace assumes of t0 at each traced entry:
+ *    a call reads the argument registers a0-a7 and leaves t0-t6 to the
+ *    callee, which may change them; a return reads a0 and a1 and
+ *    leaves the rest of t0-t6 and a2-a7 dead.
+ *
+ * Registers are read before written within one instruction. Reads are
+ * over-approximated (an instruction this file does not know reads every
+ * register its fields could name) and writes under-approximated (only
+ * the integer writes of the formats below count), so an unknown
+ * instruction can only make the answer "not free". Only t0-t6 and a0-a7
+ * are candidates: sp, gp, tp, ra and the callee-saved registers hold
+ * values the scan cannot see the end of.
+ */
+
+#include <linux/bits.h>
+#include <linux/kprobes.h>
+#include <linux/uaccess.h>
+#include <asm/insn.h>
+
+/* Instructions one query follows at most, over all its paths. */
+#define SCAN_BUDGET	96
+
+#define REG_RA		BIT(1)
+#define REGS_T		(BIT(5) | BIT(6) | BIT(7) | GENMASK(31, 28))
+#define REGS_A		GENMASK(17, 10)
+#define REGS_RESULT	(BIT(10) | BIT(11))
+
+/* What an instruction does to the flow of control. */
+enum flow {
+	FLOW_NEXT,	/* falls through */
+	FLOW_JUMP,	/* to .target only */
+	FLOW_BRANCH,	/* to .target or the next instruction */
+	FLOW_CALL,	/* calls a function, then falls through */
+	FLOW_RETURN,	/* returns to the caller */
+	FLOW_STOP,	/* anything the scan does not follow */
+};
+
+struct insn_effect {
+	u32 reads;
+	u32 writes;
+	enum flow flow;
+	long target;	/* offset of a jump's or branch's target */
+	unsigned int len;
+};
+
+/* x8-x15, named by a 3-bit field of a compressed instruction. */
+static u32 creg(u32 insn, unsigned int shift)
+{
+	return BIT(8 + ((insn >> shift) & 7));
+}
+
+static u32 reg(u32 insn, unsigned int shift)
+{
+	return BIT((insn >> shift) & 31);
+}
+
+static void decode32(u32 insn, struct insn_effect *e)
+{
+	u32 rd = reg(insn, 7), rs1 = reg(insn, 15), rs2 = reg(insn, 20);
+	unsigned int funct3 = (insn >> 12) & 7;
+
+	/* Fields an unknown format may use: rs1, rs2 and rs3 (R4). */
+	e->reads = rs1 | rs2 | reg(insn, 27);
+	switch (insn & 0x7f) {
+	case 0x37:	/* LUI */
+	case 0x17:	/* AUIPC */
+		e->reads = 0;
+		e->writes = rd;
+		break;
+	case 0x6f:	/* JAL */
+		e->reads = 0;
+		e->writes = rd;
+		e->target = riscv_insn_extract_jtype_imm(insn);
+		if (rd == REG_RA)
+			e->flow = FLOW_CALL;
+		else if (rd == BIT(0))
+			e->flow = FLOW_BRANCH;	/* maybe a jump label site */
+		else
+			e->flow = FLOW_STOP;
+		break;
+	case 0x67:	/* JALR */
+		e->reads = rs1;
+		e->writes = rd;
+		if (rd == REG_RA)
+			e->flow = FLOW_CALL;
+		else if (rd == BIT(0) && rs1 == REG_RA && !(insn >> 20))
+			e->flow = FLOW_RETURN;
+		else
+			e->flow = FLOW_STOP;
+		break;
+	case 0x63:	/* BRANCH */
+		e->reads = rs1 | rs2;
+		e->target = RV_EXTRACT_BTYPE_IMM(insn);
+		e->flow = FLOW_BRANCH;
+		break;
+	case 0x03:	/* LOAD */
+	case 0x13:	/* OP-IMM */
+	case 0x1b:	/* OP-IMM-32 */
+		e->reads = rs1;
+		e->writes = rd;
+		/* ADDI x0, x0, 0: the NOP of a jump label site. */
+		if (insn == 0x00000013)
+			e->flow = FLOW_STOP;
+		break;
+	case 0x33:	/* OP */
+	case 0x3b:	/* OP-32 */
+	case 0x2f:	/* AMO, LR, SC */
+		e->reads = rs1 | rs2;
+		e->writes = rd;
+		break;
+	case 0x23:	/* STORE */
+		e->reads = rs1 | rs2;
+		break;
+	case 0x73:	/* SYSTEM: CSR accesses fall through, the rest trap */
+		if (funct3 == 0 || funct3 == 4)
+			e->flow = FLOW_STOP;
+		else
+			e->writes = rd;
+		break;
+	default:	/* fences, FP, vector: fall through */
+		break;
+	}
+}
+
+static void decode16(u32 insn, struct insn_effect *e)
+{
+	u32 rd = reg(insn, 7), rs2 = reg(insn, 2);
+	unsigned int funct3 = insn >> 13;
+
+	/* Every register field a compressed format has. */
+	e->reads = rd | rs2 | creg(insn, 7) | creg(insn, 2);
+	switch ((insn & 3) << 3 | funct3) {
+	case 0 << 3 | 0:	/* C.ADDI4SPN */
+		e->reads = BIT(2);
+		e->writes = creg(insn, 2);
+		break;
+	case 0 << 3 | 2:	/* C.LW */
+	case 0 << 3 | 3:	/* C.LD; C.FLW on RV32 */
+		e->reads = creg(insn, 7);
+		if (IS_ENABLED(CONFIG_64BIT) || funct3 == 2)
+			e->writes = creg(insn, 2);
+		break;
+	case 1 << 3 | 0:	/* C.ADDI, C.NOP */
+	case 1 << 3 | 1:	/* C.ADDIW */
+		if (!IS_ENABLED(CONFIG_64BIT) && funct3 == 1) {
+			e->flow = FLOW_STOP;	/* C.JAL */
+			break;
+		}
+		e->reads = rd;
+		e->writes = rd;
+		break;
+	case 1 << 3 | 2:	/* C.LI */
+	case 1 << 3 | 3:	/* C.LUI, C.ADDI16SP */
+		e->reads = rd == BIT(2) ? rd : 0;
+		e->writes = rd;
+		break;
+	case 1 << 3 | 4:	/* shifts, ANDI and the register ALU ops on x8-x15 */
+		e->writes = creg(insn, 7);
+		break;
+	case 1 << 3 | 5:	/* C.J */
+		e->reads = 0;
+		e->target = RVC_EXTRACT_JTYPE_IMM(insn);
+		e->flow = FLOW_JUMP;
+		break;
+	case 1 << 3 | 6:	/* C.BEQZ */
+	case 1 << 3 | 7:	/* C.BNEZ */
+		e->reads = creg(insn, 7);
+		e->target = RVC_EXTRACT_BTYPE_IMM(insn);
+		e->flow = FLOW_BRANCH;
+		break;
+	case 2 << 3 | 0:	/* C.SLLI */
+		e->reads = rd;
+		e->writes = rd;
+		break;
+	case 2 << 3 | 2:	/* C.LWSP */
+	case 2 << 3 | 3:	/* C.LDSP; C.FLWSP on RV32 */
+		e->reads = BIT(2);
+		if (IS_ENABLED(CONFIG_64BIT) || funct3 == 2)
+			e->writes = rd;
+		break;
+	case 2 << 3 | 4:
+		if (rs2 != BIT(0)) {
+			/* C.MV (bit 12 clear) or C.ADD */
+			e->reads = insn & BIT(12) ? rd | rs2 : rs2;
+			e->writes = rd;
+		} else if (!(insn & BIT(12))) {
+			/* C.JR */
+			e->reads = rd;
+			e->flow = rd == REG_RA ? FLOW_RETURN : FLOW_STOP;
+		} else if (rd != BIT(0)) {
+			/* C.JALR */
+			e->reads = rd;
+			e->writes = REG_RA;
+			e->flow = FLOW_CALL;
+		} else {
+			e->flow = FLOW_STOP;	/* C.EBREAK */
+		}
+		break;
+	case 2 << 3 | 6:	/* C.SWSP */
+	case 2 << 3 | 7:	/* C.SDSP */
+		e->reads = BIT(2) | rs2;
+		break;
+	default:		/* FP loads and stores: fall through */
+		break;
+	}
+	/* The all-zero parcel is defined illegal. */
+	if (!insn)
+		e->flow = FLOW_STOP;
+}
+
+/* Decode the instruction at @pc; false when it cannot be read. */
+static bool decode_at(unsigned long pc, struct insn_effect *e)
+{
+	u16 lo, hi;
+
+	if (get_kernel_nofault(lo, (u16 *)pc))
+		return false;
+	memset(e, 0, sizeof(*e));
+	if ((lo & 3) != 3) {
+		e->len = 2;
+		decode16(lo, e);
+	} else if ((lo & 0x1f) == 0x1f) {
+		/* 48 bits or longer: no kernel has them */
+		e->len = 2;
+		e->flow = FLOW_STOP;
+	} else {
+		if (get_kernel_nofault(hi, (u16 *)(pc + 2)))
+			return false;
+		e->len = 4;
+		decode32(lo | (u32)hi << 16, e);
+	}
+	/* Nothing is read from, or dies in, x0. */
+	e->reads &= ~BIT(0);
+	e->writes &= ~BIT(0);
+	return true;
+}
+
+struct scan {
+	unsigned long start, end;
+	unsigned int budget;
+};
+
+/*
+ * Of the registers in @undecided, those dead at @pc: written before read
+ * on every path from there that the scan follows to the end.
+ */
+static u32 dead_at(struct scan *s, unsigned long pc, u32 undecided)
+{
+	struct insn_effect e;
+	u32 dead = 0, both;
+
+	while (undecided) {
+		if (pc < s->start || pc >= s->end || !s->budget || !decode_at(pc, &e))
+			break;
+		s->budget--;
+		undecided &= ~e.reads;
+		dead |= e.writes & undecided;
+		undecided &= ~e.writes;
+		switch (e.flow) {
+		case FLOW_NEXT:
+			pc += e.len;
+			continue;
+		case FLOW_JUMP:
+			pc += e.target;
+			continue;
+		case FLOW_BRANCH:
+			both = dead_at(s, pc + e.target, undecided);
+			return dead | dead_at(s, pc + e.len, both);
+		case FLOW_CALL:
+			return dead | (undecided & REGS_T);
+		case FLOW_RETURN:
+			return dead | (undecided & ~REGS_RESULT);
+		case FLOW_STOP:
+			break;
+		}
+		break;
+	}
+	return dead;
+}
+
+/**
+ * kprobe_free_register() - a register free at @addr
+ * @addr: where a jump of ours will land, inside its function
+ * @start: the function's first byte
+ * @end: the byte after its last
+ *
+ * Return: the number of a register (t0-t6 first, then a7 down to a0)
+ * that every path from @addr writes before reading it, or 0 when none
+ * could be proven so.
+ */
+unsigned int kprobe_free_register(unsigned long addr, unsigned long start,
+				  unsigned long end)
+{
+	struct scan s = { .start = start, .end = end, .budget = SCAN_BUDGET };
+	u32 dead = dead_at(&s, addr, REGS_T | REGS_A);
+
+	if (dead & REGS_T)
+		return __ffs(dead & REGS_T);
+	if (dead)
+		return __fls(dead);
+	return 0;
+}
