@@ -20,7 +20,7 @@ that name, once). So, for every object of ours given:
 
 Usage: check-names.py SRC OWNED-FILES BUILD-DIR...
 Checks the objects of kernel/kprobes/, arch/*/kernel/kprobes/ and our ones
-in arch/arm64/kernel/probes/ in each
+in arch/{arm64,riscv}/kernel/probes/ in each
 build directory, and the KUnit suites' objects where they are built in.
 Prints each problem and exits 1 when there is one.
 """
@@ -49,10 +49,12 @@ GENERATED = re.compile(r'^(__ksymtab|__kstrtab|__kcrctab|__export_symbol|__pfx_|
                        r'__tracepoint|__traceiter|__probestub|_kprobe_blacklist|'
                        r'__kunit|__param|__mod_|\.)')
 
-# Our objects in arch/arm64/kernel/probes/ (the rest there is the tree's).
-OUR_ARM64_PROBES = {'breakpoint', 'arming', 'kretprobe', 'kretprobe_trampoline',
-                    'ftrace_entry', 'ftrace_stub', 'optimize', 'optprobe',
-                    'kunit_cases', 'kunit_targets', 'kprobes_arm64_kunit'}
+# Our objects in arch/{arm64,riscv}/kernel/probes/ (the rest there is the
+# tree's).
+OUR_PROBES_OBJECTS = {'breakpoint', 'arming', 'kretprobe', 'kretprobe_trampoline',
+                      'ftrace_entry', 'ftrace_stub', 'optimize', 'optprobe', 'liveness',
+                      'kunit_cases', 'kunit_targets', 'kprobes_arm64_kunit',
+                      'kprobes_riscv_kunit'}
 
 # Never linked into a kernel.
 SKIP_DIRS = ('tools/', 'scripts/', 'Documentation/', 'samples/', 'usr/')
@@ -81,12 +83,12 @@ def our_objects(build):
         if os.path.isdir(d):
             objs += [(os.path.join(d, f), arch) for f in sorted(os.listdir(d))
                      if f.endswith('.o')]
-        # arm64's directory also holds the decoder and uprobes, which
-        # are the tree's: only the objects of our sources count.
+        # arm64's and riscv's directories also hold the decoder and
+        # uprobes, which are the tree's: only our sources' objects count.
         d = os.path.join(arch_dir, arch, 'kernel/probes')
         if os.path.isdir(d):
             objs += [(os.path.join(d, f), arch) for f in sorted(os.listdir(d))
-                     if f.endswith('.o') and f[:-2] in OUR_ARM64_PROBES]
+                     if f.endswith('.o') and f[:-2] in OUR_PROBES_OBJECTS]
     # The KUnit suites are linked in only when built in; their objects
     # (kunit in the name) then count, without the prefix rule.
     objs = [o for o in objs if not o[0].endswith('.mod.o')]

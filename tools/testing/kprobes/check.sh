@@ -48,6 +48,19 @@ if [ -f "$repo/.build/obj-arm64/.config" ]; then
 		status=1
 	fi
 fi
+# The core and our riscv code, in the riscv64 guest's build directory.
+if [ -f "$repo/.build/obj-riscv64/.config" ]; then
+	echo "== W=1 and sparse, riscv64"
+	log=$(make -s -C "$src" O="$repo/.build/obj-riscv64" ARCH=riscv \
+		CROSS_COMPILE=riscv64-linux-gnu- CC="ccache riscv64-linux-gnu-gcc" \
+		W=1 C=2 kernel/kprobes/ arch/riscv/kernel/probes/ 2>&1 |
+		grep -E "warning|error" |
+		grep -E "kprobes/|probes/(breakpoint|arming|liveness|kunit_)")
+	if [ -n "$log" ]; then
+		echo "$log"
+		status=1
+	fi
+fi
 # Every global name our objects define carries the subsystem's prefix
 # and is defined nowhere else in the tree (a clash breaks the link of
 # kernels we do not build: drivers/counter's counter_alloc(), once).

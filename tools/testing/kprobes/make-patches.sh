@@ -820,6 +820,58 @@ Nothing builds this until the arch's Kconfig selects HAVE_OPTPROBES,
 at the end of the series.
 EOF
 
+# ---- riscv ---------------------------------------------------------------
+
+rv=arch/riscv/kernel/probes
+g rm -q $rv/kprobes.c
+put arch/riscv/include/asm/kprobes.h
+put_no_kunit $rv/Makefile
+add $rv/breakpoint.c $rv/arming.c $rv/liveness.c
+commit "riscv: kprobes: a breakpoint path of our own, boosted copies" <<'EOF'
+Replace riscv's kprobes.c with code written against
+<linux/kprobes_arch.h>. decode-insn.c and simulate-insn.c stay as they
+are (uprobes share them), rethook still runs the kretprobes, and so
+does what the tree's hit does: a branch, a jump or an AUIPC is
+simulated in the EBREAK handler, anything else the decoder accepts runs
+from a slot ended by a second EBREAK, with interrupts masked.
+
+What changes:
+- Boosting: a copied instruction hit with no post_handler to run (and
+  not nested) runs from a second copy in its slot followed by AUIPC and
+  JALR back to the next instruction: one exception per hit, not two.
+  The jump needs a register: liveness.c proves one dead after the
+  probe from the text (written before read on every path it follows:
+  both ways at a branch, a JAL x0 and a 4-byte NOP taken as jump label
+  sites that may change, calls and returns by the calling convention,
+  which ftrace relies on for t0 at every traced entry; anything else
+  ends the search with no register). The slot is taken from module
+  space, within AUIPC's 2 GiB of kernel and module text. Where no
+  register is proven free, or the instruction has an exception table
+  entry (its fault must be fixed up at the probe's address), the copy
+  is only stepped, as before, and the query file says so. A task
+  preempted in a boosted copy keeps the slot from reuse until an
+  RCU-tasks grace period has passed (the slot is freed dirty).
+- Arming is batched (HAVE_KPROBE_BATCH): register_kprobes() of N
+  probes writes its N breakpoints in one stop_machine(), not N. Every
+  write still waits for stop_machine(): an EBREAK may replace a 4-byte
+  instruction on a 2-byte boundary, a store the ISA does not make
+  atomic for another hart's fetch; each hart runs FENCE.I before going
+  on (Zifencei), as patch_text() has them do.
+- After a step only SPIE is put back: the copy of an FP instruction
+  leaves FS dirty, which restoring the whole saved sstatus would undo.
+- Hits count per probe (arch_kprobe_counts_hits), disabled-but-armed
+  sites run their instruction without handlers, a nested step keeps
+  the outer hit's saved status, and an EBREAK whose probe left after
+  the hart took it (the text already restored) retries the original
+  instruction instead of being reported as a BUG().
+- The instruction boundary check walks from the function's start that
+  the core has already looked up, and entry text is blacklisted as
+  well as the irqentry text.
+
+Error codes are the tree's riscv ones: -EILSEQ for an odd address or
+one inside an instruction, -EINVAL for a refused instruction, -ENOMEM.
+EOF
+
 # ---- samples, tests, documentation ----------------------------------------
 
 put samples/kprobes/kprobe_example.c samples/kprobes/kretprobe_example.c \
@@ -946,6 +998,24 @@ entries on ftrace: no exception, the arguments, return address, stack
 pointer and callee-saved registers the handlers see (also with another
 ftrace user of the function), a redirecting pre_handler, a post_handler
 changing an argument, and a kretprobe beside a kprobe.
+EOF
+
+add $rv/kunit_cases.c $rv/kunit_targets.c $rv/kunit_targets.h
+put $rv/Makefile
+commit "riscv: kprobes: KUnit cases for the riscv breakpoint path" <<'EOF'
+Add a KUnit suite for the riscv code, beside it, on functions written
+in assembly (kunit_targets.c) so that each probed instruction is known,
+4-byte or compressed: copied instructions (ADDI, C.MV, C.ADDI, stack
+stores and loads) boosted in one EBREAK per hit and stepped in two when
+a post_handler runs, counted with a per-CPU trap counter; a live t0,
+and every t register live on one side of a branch, intact after
+boosted hits; a probe followed by an indirect jump (no register
+provably free) stepped; a kernel function's entry boosted from a slot
+in module space; the simulated kinds (BEQ, C.BEQZ, C.J, AUIPC, JAL,
+RET) in one EBREAK; EBREAK, C.EBREAK, a CSR access and FENCE refused
+with -EINVAL, an address inside a 4-byte instruction and an odd one
+with -EILSEQ; a redirecting pre_handler; nested hits; one
+register_kprobes() of 32 probes costing one stop_machine() each way.
 EOF
 
 put Documentation/trace/kprobes.rst

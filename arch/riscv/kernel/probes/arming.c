@@ -20,12 +20,12 @@
  */
 
 #include <linux/atomic.h>
+#include <linux/bug.h>
+#include <linux/cacheflush.h>
 #include <linux/cpumask.h>
 #include <linux/kprobes.h>
 #include <linux/memory.h>
 #include <linux/stop_machine.h>
-#include <asm/bug.h>
-#include <asm/cacheflush.h>
 #include <asm/patch.h>
 
 /* Writes per stop_machine() at most; a registration of more takes more. */

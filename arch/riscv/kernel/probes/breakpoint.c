@@ -56,7 +56,6 @@
 #include <linux/sizes.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
-#include <asm/bug.h>
 #include <asm/insn.h>
 #include <asm/patch.h>
 #include <asm/sections.h>
@@ -273,12 +272,13 @@ bool arch_kprobe_boostable(struct kprobe *p, const char **why)
 		return true;
 	}
 	if (p->ainsn.api.restore ||
-	    (!p->ainsn.api.insn && kprobe_function_bounds((unsigned long)p->addr, &func, &size) &&
+	    (!p->ainsn.api.insn &&
+	     kprobe_function_bounds((unsigned long)p->addr, &func, &size) &&
 	     boost_register(p, func, size))) {
 		*why = "the copy jumps back through a free register, when no post_handler runs";
 		return true;
 	}
-	*why = "no register is free after it, or its fault is fixed up: a second EBREAK ends the copy";
+	*why = "no register is free after it, or its fault is fixed up: an EBREAK ends the copy";
 	return false;
 }
 

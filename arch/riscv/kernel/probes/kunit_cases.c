@@ -18,28 +18,7 @@
 #include <asm/ptrace.h>
 
 #include "test_kprobes.h"	/* lib/ */
-
-/* The asm targets (kunit_targets.c) and the labels of their instructions. */
-u64 kptrv_addi(u64 x);
-u64 kptrv_cmv(u64 x);
-u64 kptrv_frame(u64 x);
-u64 kptrv_tlive(u64 x, u64 sel);
-u64 kptrv_nofree(u64 x);
-u64 kptrv_beq(u64 x);
-u64 kptrv_cbeqz(u64 x);
-u64 kptrv_auipc(void);
-u64 kptrv_jal(u64 x);
-u64 kptrv_leaf(u64 x);
-u64 kptrv_adds(u64 x);
-u64 kptrv_refused(u64 x);
-extern u16 *const kptrv_addi_probe, *const kptrv_cmv_probe, *const kptrv_caddi_probe,
-	*const kptrv_frame_addi_probe, *const kptrv_frame_sd_probe,
-	*const kptrv_frame_csdsp_probe, *const kptrv_frame_cldsp_probe,
-	*const kptrv_tlive_probe, *const kptrv_nofree_probe, *const kptrv_beq_probe,
-	*const kptrv_beq_to, *const kptrv_cbeqz_probe, *const kptrv_cj_probe,
-	*const kptrv_auipc_probe, *const kptrv_jal_probe, *const kptrv_ret_probe,
-	*const kptrv_adds_probes, *const kptrv_ebreak_probe, *const kptrv_cebreak_probe,
-	*const kptrv_csr_probe, *const kptrv_fence_probe;
+#include "kunit_targets.h"
 
 /* EBREAK traps per hit. */
 #define RV_SIMULATED	1

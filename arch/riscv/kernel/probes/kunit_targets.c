@@ -12,6 +12,8 @@
 
 #include <linux/linkage.h>
 
+#include "kunit_targets.h"
+
 #define KPTRV_FUNC(name) ".globl " #name "\n.type " #name ", @function\n" \
 	".balign 4\n" #name ":\n"
 #define KPTRV_END(name) ".size " #name ", .-" #name "\n"

@@ -45,10 +45,10 @@
 
 /* What an instruction does to the flow of control. */
 enum flow {
-	FLOW_NEXT,	/* falls through */
+	FLOW_NEXT,	/* goes on to the next instruction */
 	FLOW_JUMP,	/* to .target only */
 	FLOW_BRANCH,	/* to .target or the next instruction */
-	FLOW_CALL,	/* calls a function, then falls through */
+	FLOW_CALL,	/* calls a function, then goes on */
 	FLOW_RETURN,	/* returns to the caller */
 	FLOW_STOP,	/* anything the scan does not follow */
 };
@@ -129,13 +129,13 @@ static void decode32(u32 insn, struct insn_effect *e)
 	case 0x23:	/* STORE */
 		e->reads = rs1 | rs2;
 		break;
-	case 0x73:	/* SYSTEM: CSR accesses fall through, the rest trap */
+	case 0x73:	/* SYSTEM: CSR accesses go on, the rest trap */
 		if (funct3 == 0 || funct3 == 4)
 			e->flow = FLOW_STOP;
 		else
 			e->writes = rd;
 		break;
-	default:	/* fences, FP, vector: fall through */
+	default:	/* fences, FP, vector: no jump */
 		break;
 	}
 }
@@ -218,7 +218,7 @@ static void decode16(u32 insn, struct insn_effect *e)
 	case 2 << 3 | 7:	/* C.SDSP */
 		e->reads = BIT(2) | rs2;
 		break;
-	default:		/* FP loads and stores: fall through */
+	default:		/* FP loads and stores: no jump */
 		break;
 	}
 	/* The all-zero parcel is defined illegal. */
