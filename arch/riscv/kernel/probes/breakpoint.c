@@ -49,6 +49,7 @@
 #define pr_fmt(fmt) "kprobes: " fmt
 
 #include <linux/extable.h>
+#include <linux/ftrace.h>
 #include <linux/kprobes.h>
 #include <linux/memory.h>
 #include <linux/percpu.h>
@@ -86,21 +87,69 @@ static bool read_insn(unsigned long addr, u32 *insn)
 	return true;
 }
 
-/*
- * Does an instruction start at @addr? Walked from its function's start,
- * @func: 2- and 4-byte instructions mix, so only the walk can tell.
- */
-static bool is_insn_boundary(unsigned long addr, unsigned long func)
+/* LR and SC: AMO major opcode, funct5 00010 and 00011. */
+static bool is_lr_or_sc(u32 insn)
 {
+	return (insn & 0x7f) == 0x2f && ((insn >> 27) == 2 || (insn >> 27) == 3);
+}
+
+/*
+ * Instructions an LR/SC sequence spans at most: the ISA guarantees
+ * progress only to constrained loops of 16 instructions.
+ */
+#define LRSC_SPAN	16
+
+/*
+ * Walk @addr's function from its start, @func, to @addr: 2- and 4-byte
+ * instructions mix, so only the walk can tell where one starts. On the
+ * way, note an LR whose SC has not come yet: any trap between them
+ * (the return from it clears the reservation) makes the SC fail, every
+ * time round its loop. The function's text is mapped while kprobes
+ * holds its mutexes.
+ *
+ * Return: 0, -EILSEQ when no instruction starts at @addr, -EINVAL when
+ * @addr is an LR or SC or lies between them.
+ */
+static int walk_to(unsigned long addr, unsigned long func)
+{
+	unsigned int lr_left = 0;
+	u16 lo;
 	u32 insn;
 
-	while (func < addr) {
-		if (!read_insn(func, &insn))
-			return false;
-		func += insn_len(insn);
+	for (; func < addr; func += insn_len(lo)) {
+		lo = READ_ONCE(*(u16 *)func);
+		if (lr_left)
+			lr_left--;
+		if ((lo & 3) != 3)
+			continue;
+		insn = lo | (u32)READ_ONCE(*(u16 *)(func + 2)) << 16;
+		if (is_lr_or_sc(insn))
+			lr_left = insn >> 27 == 2 ? LRSC_SPAN : 0;
 	}
-	return func == addr;
+	if (func != addr)
+		return -EILSEQ;
+	return lr_left ? -EINVAL : 0;
 }
+
+/*
+ * A traced function starts with ftrace's call site, AUIPC and JALR (or
+ * two NOPs): the core refuses its first word and serves a probe there
+ * through ftrace where it can; a probe on its second would be undone,
+ * or undo ftrace's write, as each side writes its own instruction back.
+ */
+#ifdef CONFIG_DYNAMIC_FTRACE
+static bool inside_ftrace_site(unsigned long addr)
+{
+	unsigned long site = ftrace_location_range(addr, addr);
+
+	return site && site != addr;
+}
+#else
+static bool inside_ftrace_site(unsigned long addr)
+{
+	return false;
+}
+#endif
 
 /* ---- slots ----------------------------------------------------------------- */
 
@@ -222,22 +271,29 @@ static int fill_slot(struct kprobe *p, unsigned int rx)
  * @p: the probe (p->addr set); kprobe_mutex and text_mutex held
  *
  * Return: 0; -EILSEQ for an odd address or one inside an instruction
- * (or in no function, where that cannot be told); -EINVAL for an
- * instruction the decoder rejects (as the tree's riscv code answers
- * each); -ENOMEM.
+ * (or in no function, where that cannot be told) or inside an ftrace
+ * call site; -EINVAL for an instruction the decoder rejects (as the
+ * tree's riscv code answers each) and inside an LR/SC sequence;
+ * -ENOMEM.
  */
 int arch_prepare_kprobe(struct kprobe *p)
 {
 	unsigned long addr = (unsigned long)p->addr, func, size;
 	u32 insn;
+	int ret;
 
 	lockdep_assert_held(&text_mutex);
-	if (addr & 1)
+	if (addr & 1 || !kprobe_function_bounds(addr, &func, &size))
 		return kprobe_refuse(-EILSEQ, "not an instruction boundary");
-	if (!kprobe_function_bounds(addr, &func, &size) || !is_insn_boundary(addr, func))
-		return kprobe_refuse(-EILSEQ, "not an instruction boundary");
+	ret = walk_to(addr, func);
+	if (ret == -EILSEQ)
+		return kprobe_refuse(ret, "not an instruction boundary");
 	if (!read_insn(addr, &insn))
 		return kprobe_refuse(-EINVAL, "text that cannot be read");
+	if (ret || is_lr_or_sc(insn))
+		return kprobe_refuse(-EINVAL, "inside an LR/SC sequence");
+	if (inside_ftrace_site(addr))
+		return kprobe_refuse(-EILSEQ, "inside an ftrace call site");
 
 	memset(&p->ainsn, 0, sizeof(p->ainsn));
 	p->opcode = insn;

@@ -25,10 +25,12 @@ asm(".pushsection .text, \"ax\"\n"
 	".option norelax\n"
 	".option norvc\n"
 
-	/* addi (4 bytes), copied: x + 3; ret after it leaves t0-t6 free */
+	/* addi (4 bytes), copied: x + 4; t1 is written after it, so free */
 	KPTRV_FUNC(kptrv_addi)
 	KPTRV_AT(kptrv_addi_probe)
 	"	addi	a0, a0, 3\n"
+	"	li	t1, 1\n"
+	"	add	a0, a0, t1\n"
 	"	ret\n"
 	KPTRV_END(kptrv_addi)
 
@@ -72,9 +74,9 @@ asm(".pushsection .text, \"ax\"\n"
 
 	/*
 	 * Every t register live after the probe on one path or the other
-	 * (sel = 0 or not): the jump back must take an a register. Returns
-	 * x + 47 for sel == 0, x + 29 otherwise, only if no t register was
-	 * changed.
+	 * (sel = 0 or not), a5 written on both: the jump back must take a5.
+	 * Returns x + 50 for sel == 0, x + 32 otherwise, only if no t
+	 * register was changed.
 	 */
 	KPTRV_FUNC(kptrv_tlive)
 	"	li	t0, 1\n"
@@ -98,9 +100,59 @@ asm(".pushsection .text, \"ax\"\n"
 	"	addi	a0, a0, 10\n"
 	"2:	add	a0, a0, t6\n"
 	"	addi	a0, a0, -7\n"
-	"	addi	a0, a0, 18\n"
+	"	li	a5, 21\n"
+	"	add	a0, a0, a5\n"
 	"	ret\n"
 	KPTRV_END(kptrv_tlive)
+
+	/*
+	 * t0 live across a call: GCC's IPA register allocation keeps values
+	 * in caller-saved registers across calls of functions it knows leave
+	 * them alone, so a call says nothing of them. x + 9
+	 */
+	KPTRV_FUNC(kptrv_tcall)
+	"	mv	t2, ra\n"
+	"	li	t0, 7\n"
+	KPTRV_AT(kptrv_tcall_probe)
+	"	addi	a0, a0, 1\n"
+	"	jal	kptrv_leaf\n"
+	"	add	a0, a0, t0\n"
+	"	mv	ra, t2\n"
+	"	ret\n"
+	KPTRV_END(kptrv_tcall)
+
+	/*
+	 * t0 written on both ways from the probe, one of them through a
+	 * backward c.j: free. x + 6
+	 */
+	KPTRV_FUNC(kptrv_backjump)
+	KPTRV_AT(kptrv_backjump_probe)
+	"	addi	a0, a0, 1\n"
+	"	j	2f\n"
+	"1:	li	t0, 5\n"
+	"	add	a0, a0, t0\n"
+	"	ret\n"
+	".option rvc\n"
+	"2:	c.j	1b\n"
+	".option norvc\n"
+	KPTRV_END(kptrv_backjump)
+
+	/*
+	 * An LR/SC loop adding a1 to the word at a0, returning the old
+	 * value: a trap between LR and SC fails the SC every time.
+	 */
+	KPTRV_FUNC(kptrv_lrsc)
+	KPTRV_AT(kptrv_lrsc_lr)
+	"1:	lr.w	a2, (a0)\n"
+	KPTRV_AT(kptrv_lrsc_add)
+	"	add	a3, a2, a1\n"
+	KPTRV_AT(kptrv_lrsc_sc)
+	"	sc.w	a4, a3, (a0)\n"
+	KPTRV_AT(kptrv_lrsc_bnez)
+	"	bnez	a4, 1b\n"
+	"	mv	a0, a2\n"
+	"	ret\n"
+	KPTRV_END(kptrv_lrsc)
 
 	/* No register provably free: an indirect jump follows. x + 1 */
 	KPTRV_FUNC(kptrv_nofree)
@@ -163,6 +215,7 @@ asm(".pushsection .text, \"ax\"\n"
 	"	.rept	32\n"
 	"	addi	a0, a0, 1\n"
 	"	.endr\n"
+	"	li	t0, 0\n"
 	"	ret\n"
 	KPTRV_END(kptrv_adds)
 

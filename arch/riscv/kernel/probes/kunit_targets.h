@@ -13,6 +13,9 @@ u64 kptrv_addi(u64 x);
 u64 kptrv_cmv(u64 x);
 u64 kptrv_frame(u64 x);
 u64 kptrv_tlive(u64 x, u64 sel);
+u64 kptrv_tcall(u64 x);
+u64 kptrv_backjump(u64 x);
+u32 kptrv_lrsc(u32 *word, u32 add);
 u64 kptrv_nofree(u64 x);
 u64 kptrv_beq(u64 x);
 u64 kptrv_cbeqz(u64 x);
@@ -30,6 +33,8 @@ extern u16 *const kptrv_addi_probe, *const kptrv_cmv_probe, *const kptrv_caddi_p
 	*const kptrv_beq_to, *const kptrv_cbeqz_probe, *const kptrv_cj_probe,
 	*const kptrv_auipc_probe, *const kptrv_jal_probe, *const kptrv_ret_probe,
 	*const kptrv_adds_probes, *const kptrv_ebreak_probe, *const kptrv_cebreak_probe,
-	*const kptrv_csr_probe, *const kptrv_fence_probe;
+	*const kptrv_csr_probe, *const kptrv_fence_probe, *const kptrv_tcall_probe,
+	*const kptrv_backjump_probe, *const kptrv_lrsc_lr, *const kptrv_lrsc_add,
+	*const kptrv_lrsc_sc, *const kptrv_lrsc_bnez;
 
 #endif /* _RISCV_KPROBES_KUNIT_TARGETS_H */

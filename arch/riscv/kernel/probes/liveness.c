@@ -11,15 +11,16 @@
  *  - it follows the function's instructions from the address, both ways
  *    at a conditional branch, and stops with "not free" for a register
  *    still undecided at anything it cannot follow: the function's end,
- *    an indirect jump other than a return, a trap, a 4-byte NOP (a jump
- *    label site, which may become a jump anywhere), or its budget;
+ *    an indirect jump, a trap, a 4-byte NOP (a jump label site, which
+ *    may become a jump anywhere), an instruction with an exception table
+ *    entry (its fix-up code may read anything), or its budget;
  *  - a JAL to x0 may be a jump label site too (it may become a NOP), so
  *    both its target and the next instruction are followed;
- *  - a call or a return follows the calling convention, as every C
- *    function does, and as ftrace assumes of t0 at each traced entry:
- *    a call reads the argument registers a0-a7 and leaves t0-t6 to the
- *    callee, which may change them; a return reads a0 and a1 and
- *    leaves the rest of t0-t6 and a2-a7 dead.
+ *  - a call or a return ends the search too: the calling convention
+ *    would say that the callee may change t0-t6, and that the caller
+ *    expects nothing of them after a return, but GCC's IPA register
+ *    allocation (-fipa-ra, on at -O2) keeps values in caller-saved
+ *    registers across calls of functions it knows leave them alone.
  *
  * Registers are read before written within one instruction. Reads are
  * over-approximated (an instruction this file does not know reads every
@@ -31,26 +32,24 @@
  */
 
 #include <linux/bits.h>
+#include <linux/extable.h>
 #include <linux/kprobes.h>
-#include <linux/uaccess.h>
 #include <asm/insn.h>
 
 /* Instructions one query follows at most, over all its paths. */
 #define SCAN_BUDGET	96
+/* Branch targets followed one inside the other at most (stack use). */
+#define SCAN_DEPTH	8
 
-#define REG_RA		BIT(1)
 #define REGS_T		(BIT(5) | BIT(6) | BIT(7) | GENMASK(31, 28))
 #define REGS_A		GENMASK(17, 10)
-#define REGS_RESULT	(BIT(10) | BIT(11))
 
 /* What an instruction does to the flow of control. */
 enum flow {
 	FLOW_NEXT,	/* goes on to the next instruction */
 	FLOW_JUMP,	/* to .target only */
 	FLOW_BRANCH,	/* to .target or the next instruction */
-	FLOW_CALL,	/* calls a function, then goes on */
-	FLOW_RETURN,	/* returns to the caller */
-	FLOW_STOP,	/* anything the scan does not follow */
+	FLOW_STOP,	/* anything the scan does not follow: calls, returns, traps */
 };
 
 struct insn_effect {
@@ -89,26 +88,17 @@ static void decode32(u32 insn, struct insn_effect *e)
 		e->reads = 0;
 		e->writes = rd;
 		e->target = riscv_insn_extract_jtype_imm(insn);
-		if (rd == REG_RA)
-			e->flow = FLOW_CALL;
-		else if (rd == BIT(0))
-			e->flow = FLOW_BRANCH;	/* maybe a jump label site */
-		else
-			e->flow = FLOW_STOP;
+		/* A JAL x0 may be a jump label site; a call ends the search. */
+		e->flow = rd == BIT(0) ? FLOW_BRANCH : FLOW_STOP;
 		break;
-	case 0x67:	/* JALR */
+	case 0x67:	/* JALR: calls, returns, indirect jumps */
 		e->reads = rs1;
 		e->writes = rd;
-		if (rd == REG_RA)
-			e->flow = FLOW_CALL;
-		else if (rd == BIT(0) && rs1 == REG_RA && !(insn >> 20))
-			e->flow = FLOW_RETURN;
-		else
-			e->flow = FLOW_STOP;
+		e->flow = FLOW_STOP;
 		break;
 	case 0x63:	/* BRANCH */
 		e->reads = rs1 | rs2;
-		e->target = RV_EXTRACT_BTYPE_IMM(insn);
+		e->target = (s32)RV_EXTRACT_BTYPE_IMM(insn);
 		e->flow = FLOW_BRANCH;
 		break;
 	case 0x03:	/* LOAD */
@@ -122,8 +112,11 @@ static void decode32(u32 insn, struct insn_effect *e)
 		break;
 	case 0x33:	/* OP */
 	case 0x3b:	/* OP-32 */
-	case 0x2f:	/* AMO, LR, SC */
 		e->reads = rs1 | rs2;
+		e->writes = rd;
+		break;
+	case 0x2f:	/* AMO, LR, SC; AMOCAS reads rd too */
+		e->reads = rs1 | rs2 | rd;
 		e->writes = rd;
 		break;
 	case 0x23:	/* STORE */
@@ -168,7 +161,12 @@ static void decode16(u32 insn, struct insn_effect *e)
 		e->writes = rd;
 		break;
 	case 1 << 3 | 2:	/* C.LI */
-	case 1 << 3 | 3:	/* C.LUI, C.ADDI16SP */
+		e->reads = 0;
+		e->writes = rd;
+		break;
+	case 1 << 3 | 3:	/* C.LUI, C.ADDI16SP; a zero immediate is reserved */
+		if (!(insn & 0x107c))
+			break;
 		e->reads = rd == BIT(2) ? rd : 0;
 		e->writes = rd;
 		break;
@@ -177,13 +175,13 @@ static void decode16(u32 insn, struct insn_effect *e)
 		break;
 	case 1 << 3 | 5:	/* C.J */
 		e->reads = 0;
-		e->target = RVC_EXTRACT_JTYPE_IMM(insn);
+		e->target = (s32)RVC_EXTRACT_JTYPE_IMM(insn);
 		e->flow = FLOW_JUMP;
 		break;
 	case 1 << 3 | 6:	/* C.BEQZ */
 	case 1 << 3 | 7:	/* C.BNEZ */
 		e->reads = creg(insn, 7);
-		e->target = RVC_EXTRACT_BTYPE_IMM(insn);
+		e->target = (s32)RVC_EXTRACT_BTYPE_IMM(insn);
 		e->flow = FLOW_BRANCH;
 		break;
 	case 2 << 3 | 0:	/* C.SLLI */
@@ -201,17 +199,10 @@ static void decode16(u32 insn, struct insn_effect *e)
 			/* C.MV (bit 12 clear) or C.ADD */
 			e->reads = insn & BIT(12) ? rd | rs2 : rs2;
 			e->writes = rd;
-		} else if (!(insn & BIT(12))) {
-			/* C.JR */
-			e->reads = rd;
-			e->flow = rd == REG_RA ? FLOW_RETURN : FLOW_STOP;
-		} else if (rd != BIT(0)) {
-			/* C.JALR */
-			e->reads = rd;
-			e->writes = REG_RA;
-			e->flow = FLOW_CALL;
 		} else {
-			e->flow = FLOW_STOP;	/* C.EBREAK */
+			/* C.JR, C.JALR, C.EBREAK */
+			e->reads = rd;
+			e->flow = FLOW_STOP;
 		}
 		break;
 	case 2 << 3 | 6:	/* C.SWSP */
@@ -226,13 +217,14 @@ static void decode16(u32 insn, struct insn_effect *e)
 		e->flow = FLOW_STOP;
 }
 
-/* Decode the instruction at @pc; false when it cannot be read. */
-static bool decode_at(unsigned long pc, struct insn_effect *e)
+/*
+ * Decode the instruction at @pc, inside the function being scanned,
+ * whose text is mapped while kprobes holds kprobe_mutex and text_mutex.
+ */
+static void decode_at(unsigned long pc, struct insn_effect *e)
 {
-	u16 lo, hi;
+	u16 lo = READ_ONCE(*(u16 *)pc), hi;
 
-	if (get_kernel_nofault(lo, (u16 *)pc))
-		return false;
 	memset(e, 0, sizeof(*e));
 	if ((lo & 3) != 3) {
 		e->len = 2;
@@ -242,20 +234,21 @@ static bool decode_at(unsigned long pc, struct insn_effect *e)
 		e->len = 2;
 		e->flow = FLOW_STOP;
 	} else {
-		if (get_kernel_nofault(hi, (u16 *)(pc + 2)))
-			return false;
+		hi = READ_ONCE(*(u16 *)(pc + 2));
 		e->len = 4;
 		decode32(lo | (u32)hi << 16, e);
 	}
+	/* Its fix-up code, elsewhere, may read any register. */
+	if (search_exception_tables(pc))
+		e->flow = FLOW_STOP;
 	/* Nothing is read from, or dies in, x0. */
 	e->reads &= ~BIT(0);
 	e->writes &= ~BIT(0);
-	return true;
 }
 
 struct scan {
 	unsigned long start, end;
-	unsigned int budget;
+	unsigned int budget, depth;
 };
 
 /*
@@ -265,10 +258,13 @@ struct scan {
 static u32 dead_at(struct scan *s, unsigned long pc, u32 undecided)
 {
 	struct insn_effect e;
-	u32 dead = 0, both;
+	u32 dead = 0;
 
 	while (undecided) {
-		if (pc < s->start || pc >= s->end || !s->budget || !decode_at(pc, &e))
+		if (pc < s->start || pc + 2 > s->end || !s->budget)
+			break;
+		decode_at(pc, &e);
+		if (pc + e.len > s->end)
 			break;
 		s->budget--;
 		undecided &= ~e.reads;
@@ -282,12 +278,18 @@ static u32 dead_at(struct scan *s, unsigned long pc, u32 undecided)
 			pc += e.target;
 			continue;
 		case FLOW_BRANCH:
-			both = dead_at(s, pc + e.target, undecided);
-			return dead | dead_at(s, pc + e.len, both);
-		case FLOW_CALL:
-			return dead | (undecided & REGS_T);
-		case FLOW_RETURN:
-			return dead | (undecided & ~REGS_RESULT);
+			/*
+			 * Dead on both ways: of those dead at the target,
+			 * the ones this loop goes on to prove dead on the
+			 * way on.
+			 */
+			if (s->depth == SCAN_DEPTH)
+				break;
+			s->depth++;
+			undecided = dead_at(s, pc + e.target, undecided);
+			s->depth--;
+			pc += e.len;
+			continue;
 		case FLOW_STOP:
 			break;
 		}
