@@ -254,10 +254,11 @@ static int fill_slot(struct kprobe *p, unsigned int rx)
 	}
 	p->ainsn.api.insn = slot;
 	/*
-	 * patch_text_nosync() makes every hart fetch the slot anew; a
-	 * hart reaches it only through the probe's EBREAK, written after.
+	 * No FENCE.I on the other harts here: a hart reaches the slot only
+	 * through the probe's EBREAK, which is written later, in the
+	 * stop_machine() of arming.c, where every hart executes FENCE.I.
 	 */
-	if (patch_text_nosync(slot, buf, sizeof(buf))) {
+	if (patch_insn_write(slot, buf, sizeof(buf))) {
 		p->ainsn.api.insn = NULL;
 		p->ainsn.api.restore = 0;
 		free_insn_slot(slot, 0);

@@ -58,6 +58,7 @@ struct insn_effect {
 	enum flow flow;
 	long target;	/* offset of a jump's or branch's target */
 	unsigned int len;
+	bool access;	/* may access memory, so fault */
 };
 
 /* x8-x15, named by a 3-bit field of a compressed instruction. */
@@ -102,6 +103,8 @@ static void decode32(u32 insn, struct insn_effect *e)
 		e->flow = FLOW_BRANCH;
 		break;
 	case 0x03:	/* LOAD */
+		e->access = true;
+		fallthrough;
 	case 0x13:	/* OP-IMM */
 	case 0x1b:	/* OP-IMM-32 */
 		e->reads = rs1;
@@ -118,9 +121,11 @@ static void decode32(u32 insn, struct insn_effect *e)
 	case 0x2f:	/* AMO, LR, SC; AMOCAS reads rd too */
 		e->reads = rs1 | rs2 | rd;
 		e->writes = rd;
+		e->access = true;
 		break;
 	case 0x23:	/* STORE */
 		e->reads = rs1 | rs2;
+		e->access = true;
 		break;
 	case 0x73:	/* SYSTEM: CSR accesses go on, the rest trap */
 		if (funct3 == 0 || funct3 == 4)
@@ -128,7 +133,8 @@ static void decode32(u32 insn, struct insn_effect *e)
 		else
 			e->writes = rd;
 		break;
-	default:	/* fences, FP, vector: no jump */
+	default:	/* fences, FP, vector, custom: no jump, maybe an access */
+		e->access = true;
 		break;
 	}
 }
@@ -140,6 +146,8 @@ static void decode16(u32 insn, struct insn_effect *e)
 
 	/* Every register field a compressed format has. */
 	e->reads = rd | rs2 | creg(insn, 7) | creg(insn, 2);
+	/* Quadrants 0 and 2 hold the loads and stores; quadrant 1 none. */
+	e->access = (insn & 3) != 1;
 	switch ((insn & 3) << 3 | funct3) {
 	case 0 << 3 | 0:	/* C.ADDI4SPN */
 		e->reads = BIT(2);
@@ -238,8 +246,8 @@ static void decode_at(unsigned long pc, struct insn_effect *e)
 		e->len = 4;
 		decode32(lo | (u32)hi << 16, e);
 	}
-	/* Its fix-up code, elsewhere, may read any register. */
-	if (search_exception_tables(pc))
+	/* The fix-up code of a faulting access may read any register. */
+	if (e->access && search_exception_tables(pc))
 		e->flow = FLOW_STOP;
 	/* Nothing is read from, or dies in, x0. */
 	e->reads &= ~BIT(0);
