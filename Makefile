@@ -19,6 +19,7 @@
 #                  out/bench.txt and out/bench.png
 #   make bench-arm64   the same on arm64 (our arm64 kprobes against the
 #                  tree's): out/bench-arm64.txt
+#   make bench-riscv64 the same on riscv64: out/bench-riscv64.txt
 #   make cross     build the series for the other architectures, print a table
 #   make matrix    x86-64 and arm64 in small configurations, print a table
 #   make patches   write the patch series to out/patches/
@@ -55,7 +56,7 @@ KUNIT_APPEND := $(if $(FILTER),kunit.filter_glob=$(FILTER))
 MAIN_APPEND += $(KUNIT_APPEND)
 
 .PHONY: all deps tree kernel initramfs test demo shell patches check clean distclean \
-	test-alt test-main alt-kernel bench bench-arm64 storm patches-check docs kunit test-arm64 test-riscv64 test-arm test-arm64-kasan test-arm64-bti \
+	test-alt test-main alt-kernel bench bench-arm64 bench-riscv64 storm patches-check docs kunit test-arm64 test-riscv64 test-arm test-arm64-kasan test-arm64-bti \
 	test-arm64-bti-kasan cross coverage matrix
 
 # A second configuration: PREEMPT, no modules, no function tracer (so no
@@ -187,6 +188,11 @@ bench: tree
 # bench-arm64.config), each booted once under qemu-system-aarch64 -icount.
 bench-arm64: tree
 	@$(T)/bench-arm64.sh
+
+# The same on riscv64 (the riscv64 guest's fragments plus
+# bench-riscv64.config), under qemu-system-riscv64 -icount.
+bench-riscv64: tree
+	@BENCH_ARCH=riscv64 $(T)/bench-arm64.sh
 
 # Only the optimization coverage of make bench, into out/coverage.txt.
 coverage: tree

@@ -3,8 +3,8 @@
 """bench-arm64-report.py OURS_LOG UPSTREAM_LOG UPSTREAM_VERSION [OURS UPSTREAM]...
 
 Read the "KPB-..." lines (key=value words) that bench-arm64/
-kprobe_bench_arm64.ko printed on the two consoles of make bench-arm64 and
-print the comparison: hit costs in instructions (median over the
+kprobe_bench_arch.ko printed on the two consoles of make bench-arm64 (or,
+with BENCH_ARCH=riscv64, make bench-riscv64) and print the comparison: hit costs in instructions (median over the
 repetitions of a loop of calls, probed minus unprobed, per call), BRK
 exceptions per hit, and registration times (virtual, median). Then the
 clients run's tables (guest-progs/kprobe_clients.c, after the guest's
@@ -13,6 +13,7 @@ further pairs of consoles are boots that ran the clients alone
 (BENCH_ARM64_CLIENTS_BOOTS), whose figures join those tables.
 """
 import datetime
+import os
 import re
 import statistics
 import sys
@@ -20,25 +21,38 @@ import sys
 sys.dont_write_bytecode = True  # no __pycache__ beside the scripts
 import bench_clients  # noqa: E402
 
+ARCH = os.environ.get("BENCH_ARCH", "arm64")
+
+# What the instructions probed are, on each arch (kprobe_bench_ARCH_fns.S).
+KINDS = {
+    "arm64": dict(cbz="cbz", bcond="b.eq", add="add", ldr="ldr x0, [sp, #8]",
+                  body=8, qemu="qemu-system-aarch64 -machine virt -cpu max, 2 vCPUs",
+                  exc="BRK", traps="kprobe_brk_traps", via="do_el1_brk64()"),
+    "riscv64": dict(cbz="c.beqz", bcond="beq", add="addi", ldr="ld a0, 8(sp)",
+                    body=2, qemu="qemu-system-riscv64 -machine virt, 1 vCPU",
+                    exc="EBREAK", traps="kprobe_ebreak_traps", via="handle_break()"),
+}[ARCH]
+
 HITS = [
     # item, label
     ("entry_mod", "kprobe at +0 of a C function of the module"),
     ("entry_kernel", "kprobe at +0 of jiffies_to_msecs (kernel text)"),
-    ("sim_cbz", "kprobe on cbz (body, simulated)"),
-    ("sim_bcond", "kprobe on b.eq (body, simulated)"),
-    ("step_add", "kprobe on add (body, copied)"),
-    ("step_add_post", "kprobe on add + post_handler"),
-    ("copy_ldr", "kprobe on ldr x0, [sp, #8] (body, copied)"),
-    ("body_kernel", "kprobe at +8 of jiffies_to_usecs (kernel body)"),
-    ("opt_add", "kprobe on add, after the optimizer ran"),
-    ("opt_ldr", "kprobe on ldr x0, [sp, #8], after the optimizer ran"),
-    ("opt_kernel", "kprobe at +8 of jiffies_to_usecs, after the optimizer ran"),
+    ("sim_cbz", "kprobe on %s (body, simulated)" % KINDS["cbz"]),
+    ("sim_bcond", "kprobe on %s (body, simulated)" % KINDS["bcond"]),
+    ("step_add", "kprobe on %s (body, copied)" % KINDS["add"]),
+    ("step_add_post", "kprobe on %s + post_handler" % KINDS["add"]),
+    ("copy_ldr", "kprobe on %s (body, copied)" % KINDS["ldr"]),
+    ("body_kernel", "kprobe at +%d of jiffies_to_usecs (kernel body)" % KINDS["body"]),
+    ("opt_add", "kprobe on %s, after the optimizer ran" % KINDS["add"]),
+    ("opt_ldr", "kprobe on %s, after the optimizer ran" % KINDS["ldr"]),
+    ("opt_kernel", "kprobe at +%d of jiffies_to_usecs, after the optimizer ran" %
+     KINDS["body"]),
     ("kret_mod", "kretprobe, C function of the module"),
     ("kret_kernel", "kretprobe, jiffies_to_msecs"),
 ]
 
 LAYOUTS = [
-    ("adds", "1,000 'add x0, x0, #1' of one function of the module"),
+    ("adds", "1,000 '%s' (x += 1) of one function of the module" % KINDS["add"]),
     ("nops", "1,000 NOPs of one function of the module"),
     ("entries", "entries (+0) of kernel text functions, from kernel_read() on"),
 ]
@@ -111,16 +125,16 @@ def main():
     ours, up = Run(sys.argv[1]), Run(sys.argv[2])
     version = sys.argv[3] if len(sys.argv) > 3 else "?"
     out = print
-    out("make bench-arm64 of %s, against linux-source-6.12 %s" %
-        (datetime.date.today().isoformat(), version))
-    out("qemu-system-aarch64 -machine virt -cpu max -icount shift=0, 2 vCPUs;")
-    out("virtual ns = guest instructions (of both vCPUs; the other one idles)")
+    out("make bench-%s of %s, against linux-source-6.12 %s" %
+        (ARCH, datetime.date.today().isoformat(), version))
+    out("%s, -icount shift=0;" % KINDS["qemu"])
+    out("virtual ns = guest instructions (of every vCPU; the others idle)")
     for name, run in (("ours", ours), ("upstream", up)):
         if "KPB-END" not in run.tags:
             out("WARNING: the %s console has no KPB-END: the run did not finish" % name)
     out("")
 
-    out("Clock check: a loop of subs/b.ne, interrupts off; loop_ns - ktime_ns")
+    out("Clock check: a loop of two instructions, interrupts off; loop_ns - ktime_ns")
     out("(one ktime_get_ns() call) against the 2n + 2 instructions it executes")
     out("%-9s %9s %9s %9s %9s %7s" % ("kernel", "iters", "expect", "ktime_ns", "loop_ns", "ratio"))
     for name, run in (("ours", ours), ("upstream", up)):
@@ -129,8 +143,8 @@ def main():
             out("%-9s %9s %9s %9s %9s %7.4f" % (name, w["iters"], w["expect"], w["ktime_ns"],
                                                w["loop_ns"], got / int(w["expect"])))
         cf = run.all("KPB-BEGIN")
-        if cf:
-            out("%-9s CNTFRQ_EL0 %s Hz" % (name, cf[0].get("cntfrq", "?")))
+        if cf and "cntfrq" in cf[0]:
+            out("%-9s CNTFRQ_EL0 %s Hz" % (name, cf[0]["cntfrq"]))
     out("")
 
     begin = ours.all("KPB-BEGIN") or up.all("KPB-BEGIN")
@@ -138,9 +152,10 @@ def main():
     calls = begin[0].get("calls", "?") if begin else "?"
     out("Hit cost over an unprobed call, instructions: median of %s loops of %s" % (reps, calls))
     out("calls each, interrupts off, probed minus unprobed, per call. A handler")
-    out("that only counts. insn: the probed instruction word. exc: BRK exceptions")
-    out("per hit, counted by a function tracer callback on do_el1_brk64() (every")
-    out("EL1 BRK, both kernels, its own pass); brk: ours' kprobe_brk_traps")
+    out("that only counts. insn: the probed instruction word (the low half a 2-byte")
+    out("one's). exc: %s exceptions per hit, counted by a function tracer callback" % KINDS["exc"])
+    out("on %s (both kernels, its own pass; '-' with no function tracer);" % KINDS["via"])
+    out("brk: ours' %s" % KINDS["traps"])
     out("%-48s %8s %8s %8s %6s %4s %4s %4s" %
         ("probe", "insn", "ours", "upstream", "ratio", "exc", "exc", "brk"))
     out("%-48s %8s %8s %8s %6s %4s %4s %4s" % ("", "", "", "", "", "ours", "up", "ours"))
@@ -289,6 +304,11 @@ def cover(ours, up, out):
     out("%-32s %5s %7s %8d %8d %8d %8d" % ("all %d functions" % len(rows_a), "", "", *tot))
     out("optimized / probe-able: ours %s, upstream %s" % (
         ratio(tot[1], tot[0]), ratio(tot[3], tot[2])))
+    boosted = [int(w.get("boosted", -1)) for w in rows_a]
+    if boosted and min(boosted) >= 0:
+        out("ours, one exception per hit (simulated, or a boosted copy) / probe-able: "
+            "%s (%d of %d); the tree's: simulated ones only" % (
+                ratio(sum(boosted), tot[0]), sum(boosted), tot[0]))
     left = {}
     for w in ours.all("KPB-NOOPT"):
         k = insn_kind(int(w["insn"], 16))

@@ -1,20 +1,21 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# bench-arm64.sh [kernels|modules|boot|report|all]: make bench-arm64. Our
-# arm64 kprobes against the tree's, each built from the arm64 guest's
-# fragments (arch-common.config, arm64.config) plus bench-arm64.config,
-# each booted once (run-guest.sh -a arm64 -c: -icount shift=0) with an
-# initramfs (make-initramfs.sh --bench-arm64) whose /init (bench-arm64/init.c)
-# loads bench-arm64/kprobe_bench_arm64.ko, which prints "KPB..." lines
-# on the console, then runs the clients (guest-progs/kprobe_clients.c,
-# as make bench does on x86-64), with bench/kprobe_bench_gp.ko for its
-# grace-period counts; then bench-arm64-report.py writes
-# out/bench-arm64.txt.
+# bench-arm64.sh [kernels|modules|boot|report|all]: make bench-arm64, and
+# with BENCH_ARCH=riscv64 make bench-riscv64. Our kprobes against the
+# tree's on ARCH (BENCH_ARCH, arm64 by default), each built from the ARCH
+# guest's fragments (arch-common.config, ARCH.config) plus
+# bench-ARCH.config, each booted once (run-guest.sh -a ARCH -c: -icount
+# shift=0) with an initramfs (make-initramfs.sh --bench-ARCH) whose /init
+# (bench-arm64/init.c) loads bench-arm64/kprobe_bench_arch.ko, which
+# prints "KPB..." lines on the console, then runs the clients
+# (guest-progs/kprobe_clients.c, as make bench does on x86-64), with
+# bench/kprobe_bench_gp.ko for its grace-period counts; then
+# bench-arm64-report.py writes out/bench-ARCH.txt.
 #
-#   kernels  build the two kernels (.build/obj-bench-arm64-ours, -upstream)
+#   kernels  build the two kernels (.build/obj-bench-ARCH-ours, -upstream)
 #   modules  build the module against each, and the initramfs
-#   boot     boot each: .build/console-bench-arm64-{ours,upstream}.log
+#   boot     boot each: .build/console-bench-ARCH-{ours,upstream}.log
 #   report   only the report, from the last consoles
 #   all      (the default) all of the above
 #
@@ -47,9 +48,14 @@ out=$repo/out
 : "${BENCH_ARM64_TIMEOUT:=3600}"
 jobs=${JOBS:-2}
 mode=${1:-all}
-export ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-
+arch=${BENCH_ARCH:-arm64}
+case $arch in
+arm64)   export ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- ;;
+riscv64) export ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu- ;;
+*) echo "bench-arm64: no bench for $arch (arm64, riscv64)" >&2; exit 2 ;;
+esac
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/kprobes-ccache}
-cc="ccache aarch64-linux-gnu-gcc"
+cc="ccache ${CROSS_COMPILE}gcc"
 
 src_of() {
 	case $1 in
@@ -62,7 +68,7 @@ src_of() {
 kmake() {
 	local which=$1
 	shift
-	nice -n 19 make -s -C "$(src_of "$which")" O="$build/obj-bench-arm64-$which" \
+	nice -n 19 make -s -C "$(src_of "$which")" O="$build/obj-bench-$arch-$which" \
 		CC="$cc" -j"$jobs" "$@"
 }
 
@@ -72,9 +78,9 @@ kernels() {
 		"$t/prepare-tree.sh"
 	fi
 	for which in $BENCH_ARM64_KERNELS; do
-		"$t/config.sh" "$(src_of "$which")" "$build/obj-bench-arm64-$which" \
-			"$t/arch-common.config" "$t/arm64.config" "$t/bench-arm64.config"
-		echo "  KERNEL  bench-arm64, $which kprobes"
+		"$t/config.sh" "$(src_of "$which")" "$build/obj-bench-$arch-$which" \
+			"$t/arch-common.config" "$t/$arch.config" "$t/bench-$arch.config"
+		echo "  KERNEL  bench-$arch, $which kprobes"
 		kmake "$which" Image modules
 	done
 }
@@ -82,21 +88,21 @@ kernels() {
 modules() {
 	local which mod ours
 	for which in $BENCH_ARM64_KERNELS; do
-		mod=$build/bench-arm64-mod-$which
+		mod=$build/bench-$arch-mod-$which
 		mkdir -p "$mod"
 		# kprobe_bench_gp.ko: make bench's, for the clients' grace periods.
-		rsync -c "$t"/bench-arm64/kprobe_bench_arm64*.[chS] "$t/bench-arm64/Kbuild" \
+		rsync -c "$t"/bench-arm64/kprobe_bench_*.[chS] "$t/bench-arm64/Kbuild" \
 			"$t/bench/kprobe_bench_gp.c" "$mod/"
-		# Only ours has the BRK and text synchronisation counters, and
-		# only with KPROBES_SANITY_TEST.
+		# Only ours has the breakpoint and text synchronisation
+		# counters, and only with KPROBES_SANITY_TEST.
 		ours=n
 		[ "$which" = ours ] &&
-			grep -q '^CONFIG_KPROBES_SANITY_TEST=[ym]' "$build/obj-bench-arm64-$which/.config" &&
+			grep -q '^CONFIG_KPROBES_SANITY_TEST=[ym]' "$build/obj-bench-$arch-$which/.config" &&
 			ours=y
-		echo "  MODULE  bench-arm64, $which kprobes"
+		echo "  MODULE  bench-$arch, $which kprobes"
 		kmake "$which" M="$mod" KPB_OURS="$ours" modules
 		# /init is bench-arm64/init.c, /bin/kprobe_clients make bench's.
-		"$t/make-initramfs.sh" --bench-arm64 "$which"
+		"$t/make-initramfs.sh" --bench-$arch "$which"
 	done
 }
 
@@ -104,9 +110,9 @@ modules() {
 # needs single-threaded TCG: the two vCPUs run in turn and the virtual
 # clock advances 1 ns per instruction of either.
 qemu_boot() {
-	"$t/run-guest.sh" -a arm64 -c -t "$BENCH_ARM64_TIMEOUT" \
-		-k "$build/obj-bench-arm64-$1/arch/arm64/boot/Image" \
-		-i "$build/initramfs-bench-arm64-$1.cpio.gz" "$2" "$3"
+	"$t/run-guest.sh" -a "$arch" -c -t "$BENCH_ARM64_TIMEOUT" \
+		-k "$build/obj-bench-$arch-$1/arch/$ARCH/boot/Image" \
+		-i "$build/initramfs-bench-$arch-$1.cpio.gz" "$2" "$3"
 }
 
 # clients_args EXPS[@K]: the clients' boot options (make bench's).
@@ -119,19 +125,19 @@ clients_args() {
 boot() {
 	local which log append only k
 	for which in $BENCH_ARM64_KERNELS; do
-		log=$build/console-bench-arm64-$which.log
+		log=$build/console-bench-$arch-$which.log
 		append=
 		[ -n "$BENCH_ARM64_ARGS" ] && append="kpb_args=\"$BENCH_ARM64_ARGS\""
 		[ -n "$BENCH_ARM64_CLIENTS" ] &&
 			append="$append $(clients_args "$BENCH_ARM64_CLIENTS_ONLY")"
-		echo "  QEMU    bench-arm64, $which kprobes (-icount shift=0), console in ${log#$repo/}"
+		echo "  QEMU    bench-$arch, $which kprobes (-icount shift=0), console in ${log#$repo/}"
 		qemu_boot "$which" "$log" "$append"
 		[ -n "$BENCH_ARM64_CLIENTS" ] || continue
 		k=1
 		for only in $BENCH_ARM64_CLIENTS_BOOTS; do
 			k=$((k + 1))
-			log=$build/console-bench-arm64-$which-boot$k.log
-			echo "  QEMU    bench-arm64 clients ($only), $which kprobes, boot $k, console in ${log#$repo/}"
+			log=$build/console-bench-$arch-$which-boot$k.log
+			echo "  QEMU    bench-$arch clients ($only), $which kprobes, boot $k, console in ${log#$repo/}"
 			qemu_boot "$which" "$log" \
 				"kpb_clients_alone=1 $(clients_args "$only")"
 		done
@@ -142,15 +148,15 @@ report() {
 	local more=() k=1 only
 	for only in $BENCH_ARM64_CLIENTS_BOOTS; do
 		k=$((k + 1))
-		more+=("$build/console-bench-arm64-ours-boot$k.log"
-		       "$build/console-bench-arm64-upstream-boot$k.log")
+		more+=("$build/console-bench-$arch-ours-boot$k.log"
+		       "$build/console-bench-$arch-upstream-boot$k.log")
 	done
 	mkdir -p "$out"
-	python3 "$t/bench-arm64-report.py" "$build/console-bench-arm64-ours.log" \
-		"$build/console-bench-arm64-upstream.log" \
+	BENCH_ARCH=$arch python3 "$t/bench-arm64-report.py" \
+		"$build/console-bench-$arch-ours.log" "$build/console-bench-$arch-upstream.log" \
 		"$(cat "$build/upstream-version" 2>/dev/null || echo '?')" "${more[@]}" \
-		> "$out/bench-arm64.txt"
-	cat "$out/bench-arm64.txt"
+		> "$out/bench-$arch.txt"
+	cat "$out/bench-$arch.txt"
 }
 
 case $mode in

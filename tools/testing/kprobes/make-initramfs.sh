@@ -16,6 +16,7 @@
 #                        static for ARCH, with the modules of
 #                        .build/obj-ARCH and cross-guest.sh's
 #   --bench-arm64 WHICH  make bench-arm64's, for WHICH kprobes
+#   --bench-riscv64 WHICH  make bench-riscv64's
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../../.." && pwd)
 t=$repo/tools/testing/kprobes
@@ -73,14 +74,18 @@ case $flavour in
 	      "$build/upstream-kunit-$which/test_kprobes_upstream.ko"
 	      "$build/cross-modules-$which"/*.ko)
 	;;
---bench-arm64)
-	name=initramfs-bench-arm64-$which
-	cross=aarch64-linux-gnu-
+--bench-arm64|--bench-riscv64)
+	arch=${1#--bench-}
+	name=initramfs-bench-$arch-$which
+	case $arch in
+	arm64)   cross=aarch64-linux-gnu- ;;
+	riscv64) cross=riscv64-linux-gnu- ;;
+	esac
 	busybox='' init_prog=init progs=(init kprobe_clients) mod_dir=.
-	mods=("$build/bench-arm64-mod-$which"/kprobe_bench_{arm64,gp}.ko)
+	mods=("$build/bench-$arch-mod-$which"/kprobe_bench_{arch,gp}.ko)
 	;;
 *)
-	echo "usage: $0 [--bare | --bench WHICH | --cross ARCH | --bench-arm64 WHICH]" >&2
+	echo "usage: $0 [--bare | --bench WHICH | --cross ARCH | --bench-{arm64,riscv64} WHICH]" >&2
 	exit 2
 	;;
 esac

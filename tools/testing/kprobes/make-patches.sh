@@ -842,13 +842,15 @@ What changes:
   The jump needs a register: liveness.c proves one dead after the
   probe from the text (written before read on every path it follows:
   both ways at a branch, a JAL x0 and a 4-byte NOP taken as jump label
-  sites that may change, calls and returns by the calling convention,
-  which ftrace relies on for t0 at every traced entry; anything else
-  ends the search with no register). The slot is taken from module
-  space, within AUIPC's 2 GiB of kernel and module text. Where no
-  register is proven free, or the instruction has an exception table
-  entry (its fault must be fixed up at the probe's address), the copy
-  is only stepped, as before, and the query file says so. A task
+  sites that may change). A call or a return ends the search, as does
+  anything else it cannot follow: with GCC's -fipa-ra a caller keeps
+  values in caller-saved registers across calls of functions known to
+  leave them alone, so the calling convention proves nothing there.
+  The slot is taken from module space, within AUIPC's 2 GiB of kernel
+  and module text. Where no register is proven free, or the
+  instruction has an exception table entry (its fault must be fixed up
+  at the probe's address), the copy is only stepped, as before, and
+  the query file says so. A task
   preempted in a boosted copy keeps the slot from reuse until an
   RCU-tasks grace period has passed (the slot is freed dirty).
 - Arming is batched (HAVE_KPROBE_BATCH): register_kprobes() of N
@@ -867,6 +869,11 @@ What changes:
 - The instruction boundary check walks from the function's start that
   the core has already looked up, and entry text is blacklisted as
   well as the irqentry text.
+- Refused, which the tree accepts: an LR, an SC and anything between
+  them (-EINVAL; the trap's return clears the reservation, so the SC
+  would fail every time round its loop), and the second word of an
+  ftrace call site (-EILSEQ; ftrace and kprobes would each write their
+  own instruction back over the other's).
 
 Error codes are the tree's riscv ones: -EILSEQ for an odd address or
 one inside an instruction, -EINVAL for a refused instruction, -ENOMEM.
@@ -1009,13 +1016,15 @@ in assembly (kunit_targets.c) so that each probed instruction is known,
 stores and loads) boosted in one EBREAK per hit and stepped in two when
 a post_handler runs, counted with a per-CPU trap counter; a live t0,
 and every t register live on one side of a branch, intact after
-boosted hits; a probe followed by an indirect jump (no register
-provably free) stepped; a kernel function's entry boosted from a slot
-in module space; the simulated kinds (BEQ, C.BEQZ, C.J, AUIPC, JAL,
-RET) in one EBREAK; EBREAK, C.EBREAK, a CSR access and FENCE refused
-with -EINVAL, an address inside a 4-byte instruction and an odd one
-with -EILSEQ; a redirecting pre_handler; nested hits; one
-register_kprobes() of 32 probes costing one stop_machine() each way.
+boosted hits; t0 live across a call, and an indirect jump after the
+probe (no register provably free): stepped, t0 intact; a register
+written on both ways, one through a backward jump: boosted; kernel
+functions' slots in module space within reach; the simulated kinds
+(BEQ, C.BEQZ, C.J, AUIPC, JAL, RET) in one EBREAK; EBREAK, C.EBREAK, a
+CSR access, FENCE and an LR/SC sequence refused with -EINVAL, an
+address inside a 4-byte instruction and an odd one with -EILSEQ; a
+redirecting pre_handler; nested hits; one register_kprobes() of 32
+probes costing one stop_machine() each way.
 EOF
 
 put Documentation/trace/kprobes.rst

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * /init of make bench-arm64's guest (static, aarch64): load
- * /kprobe_bench_arm64.ko, whose init prints the results on the console,
+ * /init of make bench-arm64's and make bench-riscv64's guests (static): load
+ * /kprobe_bench_arch.ko, whose init prints the results on the console,
  * with the parameters of the kpb_args= boot option (which the kernel
  * hands to init in its environment), and unload it. Then, with the
  * kpb_clients= boot option (sizes, as make bench's kpbench_clients=;
@@ -36,7 +36,7 @@
 #define GP_MODULE	"/kprobe_bench_gp.ko"
 
 /*
- * What kprobe_bench_arm64.ko probed in the kernel's text before the
+ * What kprobe_bench_arch.ko probed in the kernel's text before the
  * clients run, which the clients leave out (kprobe_clients --avoid):
  * the entries layout walks the symbols from kernel_read() on, as many as
  * its "KPB-ENTRIES ... symbols=N" line says (at most KPB_MAX_TRIES,
@@ -244,13 +244,13 @@ int main(void)
 	write_file("/proc/sys/kernel/printk", "7");
 	if (alone) {
 		say("KPB-INIT clients alone: module not loaded\n");
-	} else if (load("/kprobe_bench_arm64.ko", args ? args : "")) {
+	} else if (load("/kprobe_bench_arch.ko", args ? args : "")) {
 		snprintf(msg, sizeof(msg), "KPB-INIT module not loaded: %s\n",
 			 strerror(errno));
 		say(msg);
 	} else {
 		say("KPB-INIT module loaded\n");
-		unload("kprobe_bench_arm64");
+		unload("kprobe_bench_arch");
 	}
 	if (sizes && *sizes && !access(CLIENTS, X_OK))
 		clients(sizes, alone);

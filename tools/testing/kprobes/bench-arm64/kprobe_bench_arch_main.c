@@ -1,22 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kprobe_bench_arm64: what arm64 kprobes cost, measured with the public
- * kprobes API only, so that the same source builds against our kprobes
- * and against the tree's (KPB_OURS adds the counters only ours has).
+ * kprobe_bench_arch: what arm64 or riscv64 kprobes cost (make bench-arm64,
+ * make bench-riscv64), measured with the public kprobes API only, so that
+ * the same source builds against our kprobes and against the tree's
+ * (KPB_OURS adds the counters only ours has). The probed functions are
+ * each arch's kprobe_bench_ARCH_fns.S.
  *
- * Meant for qemu-system-aarch64 -icount shift=0, where the virtual clock
- * advances 1 ns per guest instruction: a ktime_get_ns() difference is a
- * count of instructions (of both vCPUs; the other one idles). The
- * generic counter ticks every 16 instructions there, so every time is
- * taken over a loop of many calls, with interrupts off.
+ * Meant for QEMU -icount shift=0, where the virtual clock advances 1 ns
+ * per guest instruction: a ktime_get_ns() difference is a count of
+ * instructions (of both vCPUs; the other one idles). The clock ticks
+ * every 16 instructions or more there, so every time is taken over a
+ * loop of many calls, with interrupts off.
  *
  * Loading the module runs everything and prints "KPB-..." lines of
  * key=value words, which bench-arm64-report.py reads:
  *   KPB-CHECK	a loop of known length against the clock
  *   KPB-HIT	per repetition: @calls unprobed calls, then as many probed
- *   KPB-EXC	one more pass of @calls: handler runs, BRK exceptions
- *		counted by an ftrace callback on do_el1_brk64() (both
- *		kernels), and ours' kprobe_brk_traps
+ *   KPB-EXC	one more pass of @calls: handler runs, breakpoint
+ *		exceptions counted by an ftrace callback on the function
+ *		every one goes through (both kernels, when the kernel has a
+ *		function tracer: arm64's), and by ours' own counter
  *   KPB-REG	register_kprobes() / unregister_kprobes() of n probes in
  *		one call (how=batch), or register_kprobe() /
  *		unregister_kprobe() n times (how=single)
@@ -35,9 +38,12 @@
 #include <linux/percpu.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/unaligned.h>
+#ifdef CONFIG_ARM64
 #include <asm/sysreg.h>
+#endif
 
-#include "kprobe_bench_arm64.h"
+#include "kprobe_bench_arch.h"
 
 #ifdef KPB_OURS
 #define KPB_KERNEL	"ours"
@@ -83,9 +89,10 @@ static noinline unsigned long kpb_kernel_entry(unsigned long x)
 }
 
 /*
- * Calls jiffies_to_usecs(), probed in its body in kernel text: +8 is
- * past its ftrace site, a "mov w1, #1000" with this configuration (the
- * report prints the word).
+ * Calls jiffies_to_usecs(), probed in its body in kernel text at
+ * KPB_BODY_OFF: on arm64 +8, past its ftrace site, a "mov w1, #1000"
+ * with this configuration; on riscv64 +2, a stack store (the report
+ * prints the word).
  */
 static noinline unsigned long kpb_kernel_body(unsigned long x)
 {
@@ -113,14 +120,24 @@ static int kpb_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 /* ---- counting BRK exceptions ----------------------------------------- */
 
 /*
- * Every BRK taken at EL1 goes through do_el1_brk64() in both kernels
- * (arch/arm64/kernel/debug-monitors.c is the tree's in both): a function
- * tracer callback there counts them without a probe of its own.
+ * Every breakpoint exception goes through one function of the tree's in
+ * both kernels (arm64: do_el1_brk64() for every EL1 BRK; riscv:
+ * handle_break()): a function tracer callback there counts them without
+ * a probe of its own, where the kernel has a function tracer.
  */
 static DEFINE_PER_CPU(unsigned long, kpb_el1_brks);
 static bool kpb_ftrace_ok;
+#ifdef CONFIG_ARM64
 static unsigned char kpb_brk_fn[] = "do_el1_brk64";
+#define KPB_TRAPS	kprobe_brk_traps
+#define KPB_BODY_OFF	8
+#else
+static unsigned char kpb_brk_fn[] = "handle_break";
+#define KPB_TRAPS	kprobe_ebreak_traps
+#define KPB_BODY_OFF	2
+#endif
 
+#ifdef CONFIG_DYNAMIC_FTRACE
 static void notrace kpb_count_brk(unsigned long ip, unsigned long parent_ip,
 				  struct ftrace_ops *op,
 				  struct ftrace_regs *fregs)
@@ -131,6 +148,46 @@ static void notrace kpb_count_brk(unsigned long ip, unsigned long parent_ip,
 static struct ftrace_ops kpb_brk_ops = {
 	.func = kpb_count_brk,
 };
+
+static bool kpb_ftrace_filter(void)
+{
+	return !ftrace_set_filter(&kpb_brk_ops, kpb_brk_fn, strlen(kpb_brk_fn), 1);
+}
+
+static bool kpb_ftrace_start(void)
+{
+	return !register_ftrace_function(&kpb_brk_ops);
+}
+
+static void kpb_ftrace_stop(void)
+{
+	unregister_ftrace_function(&kpb_brk_ops);
+}
+
+static void kpb_ftrace_free(void)
+{
+	ftrace_free_filter(&kpb_brk_ops);
+}
+#else
+/* No function tracer (riscv64's guests): the exceptions are not counted. */
+static bool kpb_ftrace_filter(void)
+{
+	return false;
+}
+
+static bool kpb_ftrace_start(void)
+{
+	return false;
+}
+
+static void kpb_ftrace_stop(void)
+{
+}
+
+static void kpb_ftrace_free(void)
+{
+}
+#endif
 
 static long kpb_brks_ftrace(void)
 {
@@ -151,7 +208,7 @@ static long kpb_brks_ours(void)
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		sum += per_cpu(kprobe_brk_traps, cpu);
+		sum += per_cpu(KPB_TRAPS, cpu);
 	return sum;
 #else
 	return -1;
@@ -207,10 +264,11 @@ static const struct kpb_hit kpb_hit_items[] = {
 	{ "step_add", kpb_step_add, kpb_step_add_at, KPB_PRE },
 	{ "step_add_post", kpb_step_add, kpb_step_add_at, KPB_PRE_POST },
 	{ "copy_ldr", kpb_copy_ldr, kpb_copy_ldr_at, KPB_PRE },
-	{ "body_kernel", kpb_kernel_body, (const char *)jiffies_to_usecs + 8, KPB_PRE },
+	{ "body_kernel", kpb_kernel_body, (const char *)jiffies_to_usecs + KPB_BODY_OFF, KPB_PRE },
 	{ "opt_add", kpb_step_add, kpb_step_add_at, KPB_PRE_OPT },
 	{ "opt_ldr", kpb_copy_ldr, kpb_copy_ldr_at, KPB_PRE_OPT },
-	{ "opt_kernel", kpb_kernel_body, (const char *)jiffies_to_usecs + 8, KPB_PRE_OPT },
+	{ "opt_kernel", kpb_kernel_body, (const char *)jiffies_to_usecs + KPB_BODY_OFF,
+	  KPB_PRE_OPT },
 	{ "kret_mod", kpb_c_entry, kpb_c_entry, KPB_KRETPROBE },
 	{ "kret_kernel", kpb_kernel_entry, jiffies_to_msecs, KPB_KRETPROBE },
 };
@@ -251,7 +309,7 @@ static void kpb_hit_one(const struct kpb_hit *h)
 	for (r = 0; r < reps; r++)
 		probed[r] = kpb_time(h->fn, calls);
 
-	if (kpb_ftrace_ok && register_ftrace_function(&kpb_brk_ops))
+	if (kpb_ftrace_ok && !kpb_ftrace_start())
 		kpb_ftrace_ok = false;
 	brk_f = kpb_brks_ftrace();
 	brk_o = kpb_brks_ours();
@@ -262,7 +320,7 @@ static void kpb_hit_one(const struct kpb_hit *h)
 	posts = kpb_posts - posts;
 	if (kpb_ftrace_ok) {
 		brk_f = kpb_brks_ftrace() - brk_f;
-		unregister_ftrace_function(&kpb_brk_ops);
+		kpb_ftrace_stop();
 	}
 	if (brk_o >= 0)
 		brk_o = kpb_brks_ours() - brk_o;
@@ -274,7 +332,7 @@ static void kpb_hit_one(const struct kpb_hit *h)
 
 	for (r = 0; r < reps; r++)
 		pr_info("KPB-HIT item=%s insn=%08x rep=%u base=%llu probed=%llu calls=%u\n",
-			h->item, le32_to_cpu(*(__le32 *)addr), r, base[r],
+			h->item, get_unaligned_le32(addr), r, base[r],
 			probed[r], calls);
 	pr_info("KPB-EXC item=%s calls=%u hits=%lu posts=%lu brk_ftrace=%ld brk_ours=%ld\n",
 		h->item, calls, hits, posts, brk_f, brk_o);
@@ -429,10 +487,51 @@ static unsigned int kpb_find_entries(unsigned int want)
 /* Not-optimized offsets printed one per line, at most (ours only). */
 #define KPB_COVER_SHOWN		400
 
-static bool kpb_is_b(u32 insn)
+#ifdef CONFIG_ARM64
+/* Is @insn an optimized site's jump: a B? */
+static bool kpb_is_jump(u32 insn)
 {
 	return (insn & 0xfc000000) == 0x14000000;
 }
+
+/* The body offsets: every word from +4 on. */
+static unsigned long kpb_next_off(unsigned long func, unsigned long off)
+{
+	return off + 4;
+}
+
+/* One exception per hit is not counted on arm64: optimized is. */
+static int kpb_boosted(struct kprobe *p)
+{
+	return -1;
+}
+#else
+/* riscv64: no optimized probes. */
+static bool kpb_is_jump(u32 insn)
+{
+	return false;
+}
+
+/*
+ * Ours only: a copied instruction of @p is boosted (its slot has the part
+ * that jumps back); a simulated one takes one exception too. -1 for the
+ * tree's, and with @p NULL: whether it is counted.
+ */
+static int kpb_boosted(struct kprobe *p)
+{
+#ifdef KPB_OURS
+	return p && (p->ainsn.api.restore || p->ainsn.api.handler);
+#else
+	return -1;
+#endif
+}
+
+/* The body offsets: every instruction after the first, 2 or 4 bytes. */
+static unsigned long kpb_next_off(unsigned long func, unsigned long off)
+{
+	return off + ((*(u16 *)(func + off) & 3) == 3 ? 4 : 2);
+}
+#endif
 
 /*
  * A probe at every body offset (+4 on) of the @want functions walked
@@ -452,7 +551,7 @@ static void kpb_cover_from(unsigned long addr, unsigned int want,
 	static char name[KPB_COVER_PER_ANCHOR][KSYM_NAME_LEN];
 	static char buf[KSYM_SYMBOL_LEN];
 	char *plus;
-	unsigned int probed, optimized, offsets;
+	unsigned int probed, optimized, offsets, boosted;
 	u32 now;
 
 	while (nf < want && nf < KPB_COVER_PER_ANCHOR && tries++ < 100) {
@@ -471,24 +570,26 @@ static void kpb_cover_from(unsigned long addr, unsigned int want,
 	}
 	memset(kps, 0, KPB_COVER_MAX * sizeof(*kps));
 	for (f = 0; f < nf; f++) {
-		for (off = 4; off < fsize[f] && n < KPB_COVER_MAX; off += 4) {
+		for (off = kpb_next_off(func[f], 0); off < fsize[f] && n < KPB_COVER_MAX;
+		     off = kpb_next_off(func[f], off)) {
 			kps[n].addr = (kprobe_opcode_t *)(func[f] + off);
 			kps[n].pre_handler = kpb_pre;
-			orig[n] = le32_to_cpu(READ_ONCE(*(__le32 *)kps[n].addr));
+			orig[n] = get_unaligned_le32(kps[n].addr);
 			ptrs[n] = register_kprobe(&kps[n]) ? NULL : &kps[n];
 			n++;
 		}
 	}
 	wait_for_kprobe_optimizer();
 	for (f = 0, i = 0; f < nf; f++) {
-		probed = optimized = offsets = 0;
+		probed = optimized = offsets = boosted = 0;
 		for (; i < n && (unsigned long)kps[i].addr < func[f] + fsize[f]; i++) {
 			offsets++;
 			if (!ptrs[i])
 				continue;
 			probed++;
-			now = le32_to_cpu(READ_ONCE(*(__le32 *)kps[i].addr));
-			if (kpb_is_b(now) && now != orig[i]) {
+			boosted += kpb_boosted(&kps[i]);
+			now = get_unaligned_le32(kps[i].addr);
+			if (kpb_is_jump(now) && now != orig[i]) {
 				optimized++;
 				continue;
 			}
@@ -498,8 +599,9 @@ static void kpb_cover_from(unsigned long addr, unsigned int want,
 					(unsigned long)kps[i].addr - func[f], orig[i]);
 #endif
 		}
-		pr_info("KPB-COVER sym=%s size=%lu offsets=%u probed=%u optimized=%u\n",
-			name[f], fsize[f], offsets, probed, optimized);
+		pr_info("KPB-COVER sym=%s size=%lu offsets=%u probed=%u optimized=%u boosted=%d\n",
+			name[f], fsize[f], offsets, probed, optimized,
+			kpb_boosted(NULL) < 0 ? -1 : (int)boosted);
 	}
 	for (i = 0, f = 0; i < n; i++)
 		if (ptrs[i])
@@ -562,11 +664,15 @@ static int __init kpb_init(void)
 
 	reps = clamp(reps, 1U, (unsigned int)KPB_MAX_REPS);
 	calls = max(calls, 1U);
+#ifdef CONFIG_ARM64
 	pr_info("KPB-BEGIN kernel=%s cntfrq=%llu reps=%u calls=%u reg_reps=%u\n",
 		KPB_KERNEL, read_sysreg(cntfrq_el0), reps, calls, reg_reps);
+#else
+	pr_info("KPB-BEGIN kernel=%s reps=%u calls=%u reg_reps=%u\n",
+		KPB_KERNEL, reps, calls, reg_reps);
+#endif
 
-	kpb_ftrace_ok = !ftrace_set_filter(&kpb_brk_ops, kpb_brk_fn,
-					   strlen(kpb_brk_fn), 1);
+	kpb_ftrace_ok = kpb_ftrace_filter();
 	if (!kpb_ftrace_ok)
 		pr_info("KPB-NOTE no ftrace filter on %s: BRKs not counted\n",
 			kpb_brk_fn);
@@ -604,10 +710,10 @@ out:
 
 static void __exit kpb_exit(void)
 {
-	ftrace_free_filter(&kpb_brk_ops);
+	kpb_ftrace_free();
 }
 
 module_init(kpb_init);
 module_exit(kpb_exit);
-MODULE_DESCRIPTION("make bench-arm64: arm64 kprobes costs under QEMU -icount");
+MODULE_DESCRIPTION("make bench-arm64, bench-riscv64: kprobes costs under QEMU -icount");
 MODULE_LICENSE("GPL");

@@ -6,7 +6,7 @@
  * probed instruction has a label of its own: kpb_*_at.
  */
 #include <linux/linkage.h>
-#include "kprobe_bench_arm64.h"
+#include "kprobe_bench_arch.h"
 
 	.text
 

@@ -169,8 +169,13 @@
 #define FTRACE_INSN	4
 /* The generic timer's virtual count: attach_cntvct, detach_cntvct. */
 #define COUNTER		"cntvct"
+#elif defined(__riscv) && __riscv_xlen == 64
+/* riscv's ftrace site: AUIPC and JALR (make bench-riscv64 has no ftrace). */
+#define FTRACE_INSN	8
+/* The time CSR: attach_time, detach_time. */
+#define COUNTER		"time"
 #else
-#error "kprobe_clients: x86-64 and arm64 only (the counter, the ftrace site's size)"
+#error "kprobe_clients: x86-64, arm64 and riscv64 only (the counter, the ftrace site's size)"
 #endif
 /* An ftrace site further in than this is not right after an ENDBR. */
 #define MAX_FTRACE_OFF	16
@@ -340,10 +345,15 @@ static uint64_t counter_read(void)
 
 	asm volatile("lfence; rdtsc" : "=a" (lo), "=d" (hi) :: "memory");
 	return (uint64_t)hi << 32 | lo;
-#else
+#elif defined(__aarch64__)
 	uint64_t v;
 
 	asm volatile("isb; mrs %0, cntvct_el0" : "=r" (v) :: "memory");
+	return v;
+#else
+	uint64_t v;
+
+	asm volatile("rdtime %0" : "=r" (v) :: "memory");
 	return v;
 #endif
 }
