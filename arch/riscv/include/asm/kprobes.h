@@ -90,14 +90,15 @@ extern unsigned long kprobe_text_syncs;
 #endif
 
 #else /* !CONFIG_KPROBES */
-static inline bool kprobe_breakpoint_handler(struct pt_regs *regs)
+/* handle_break() asks in every configuration: no EBREAK is a probe's. */
+static inline bool kprobe_single_step_handler(struct pt_regs *regs)
 {
 	return false;
 }
 
-static inline bool kprobe_single_step_handler(struct pt_regs *regs)
+static inline bool kprobe_breakpoint_handler(struct pt_regs *regs)
 {
-	return false;
+	return kprobe_single_step_handler(regs);
 }
 #endif /* CONFIG_KPROBES */
 #endif /* _ASM_RISCV_KPROBES_H */

@@ -386,13 +386,9 @@ unsigned int arch_kprobe_listed_tables(unsigned long addr)
  */
 int __init arch_populate_kprobe_blacklist(void)
 {
-	int ret;
-
-	ret = kprobe_add_area_blacklist((unsigned long)__entry_text_start,
-					(unsigned long)__entry_text_end);
-	if (ret)
-		return ret;
-	return kprobe_add_area_blacklist((unsigned long)__irqentry_text_start,
+	return kprobe_add_area_blacklist((unsigned long)__entry_text_start,
+					 (unsigned long)__entry_text_end) ?:
+	       kprobe_add_area_blacklist((unsigned long)__irqentry_text_start,
 					 (unsigned long)__irqentry_text_end);
 }
 
