@@ -100,6 +100,18 @@ static bool is_lr_or_sc(u32 insn)
 #define LRSC_SPAN	16
 
 /*
+ * Where the last walk_to() stopped: a function, an instruction boundary
+ * in it, and the LR/SC window open there. kprobe_mutex guards it;
+ * arch_kprobe_text_gone() forgets a function whose text goes away, and
+ * only text whose going the core hears of is remembered.
+ */
+static struct {
+	unsigned long func;
+	unsigned long at;
+	unsigned int lr_left;
+} last_walk;
+
+/*
  * Walk @addr's function from its start, @func, to @addr: 2- and 4-byte
  * instructions mix, so only the walk can tell where one starts. On the
  * way, note an LR whose SC has not come yet: any trap between them
@@ -113,22 +125,52 @@ static bool is_lr_or_sc(u32 insn)
 static int walk_to(unsigned long addr, unsigned long func)
 {
 	unsigned int lr_left = 0;
+	unsigned long at = func;
 	u16 lo;
 	u32 insn;
 
-	for (; func < addr; func += insn_len(lo)) {
-		lo = READ_ONCE(*(u16 *)func);
+	kprobe_assert_mutex_held();
+	/*
+	 * Probes of one function tend to come in address order (a batch,
+	 * a tool walking a function): go on from where the last walk of
+	 * this function stopped, an instruction boundary of it.
+	 */
+	if (last_walk.func == func && last_walk.at <= addr) {
+		at = last_walk.at;
+		lr_left = last_walk.lr_left;
+	}
+	for (; at < addr; at += insn_len(lo)) {
+		lo = READ_ONCE(*(u16 *)at);
 		if (lr_left)
 			lr_left--;
 		if ((lo & 3) != 3)
 			continue;
-		insn = lo | (u32)READ_ONCE(*(u16 *)(func + 2)) << 16;
+		insn = lo | (u32)READ_ONCE(*(u16 *)(at + 2)) << 16;
 		if (is_lr_or_sc(insn))
 			lr_left = insn >> 27 == 2 ? LRSC_SPAN : 0;
 	}
-	if (func != addr)
+	if (at != addr)
 		return -EILSEQ;
+	if (kprobe_hears_text_gone(func)) {
+		last_walk.func = func;
+		last_walk.at = at;
+		last_walk.lr_left = lr_left;
+	}
 	return lr_left ? -EINVAL : 0;
+}
+
+/**
+ * arch_kprobe_text_gone() - forget the last walk when its text goes
+ * @start: first byte of the text going away
+ * @end: the byte after its last
+ *
+ * Other text may be loaded there, with other instruction boundaries.
+ */
+void arch_kprobe_text_gone(unsigned long start, unsigned long end)
+{
+	kprobe_assert_mutex_held();
+	if (last_walk.func >= start && last_walk.func < end)
+		last_walk.func = 0;
 }
 
 /*

@@ -278,6 +278,14 @@ static u32 dead_at(struct scan *s, unsigned long pc, u32 undecided)
 		undecided &= ~e.reads;
 		dead |= e.writes & undecided;
 		undecided &= ~e.writes;
+		/*
+		 * One register is all a query needs: past the branches this
+		 * path has taken, a register dead here is dead on them all.
+		 * A branch target's scan goes on, to give its caller the most
+		 * to keep on the other way.
+		 */
+		if (dead && !s->depth)
+			break;
 		switch (e.flow) {
 		case FLOW_NEXT:
 			pc += e.len;
