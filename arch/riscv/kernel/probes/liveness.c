@@ -37,7 +37,7 @@
 #include <asm/insn.h>
 
 /* Instructions one query follows at most, over all its paths. */
-#define SCAN_BUDGET	96
+#define SCAN_BUDGET	48
 /* Branch targets followed one inside the other at most (stack use). */
 #define SCAN_DEPTH	8
 
