@@ -60,12 +60,12 @@ if [ "$mode" != run ]; then
 	make -s -C "$build/src" O="$obj" CC="ccache ${kcc:-${cross}gcc}" -j"${JOBS:-$(( $(nproc) + 1 ))}" M="$uk" modules
 	# The selftests' modules (modules/kprobe_callee.c and kprobe_deferred.c,
 	# the ones of modules/ that every architecture builds), likewise; on
-	# arm64 also the storm's (its share of make storm, without the shell
-	# clients).
+	# arm64 and riscv64 also the storm's (its share of make storm, without
+	# the shell clients).
 	cm=$build/cross-modules-$arch
 	mkdir -p "$cm"
 	mods="kprobe_callee kprobe_deferred"
-	[[ $karch != arm64 ]] || mods+=" kprobe_storm"
+	[[ $karch != arm64 && $arch != riscv64 ]] || mods+=" kprobe_storm"
 	for m in $mods; do rsync -c "$t/modules/$m.c" "$cm/"; done
 	echo "obj-m += $(printf '%s.o ' $mods)" > "$cm/Kbuild.new"
 	cmp -s "$cm/Kbuild.new" "$cm/Kbuild" 2>/dev/null && rm "$cm/Kbuild.new" || mv "$cm/Kbuild.new" "$cm/Kbuild"

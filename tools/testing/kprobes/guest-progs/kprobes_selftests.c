@@ -1305,10 +1305,10 @@ static int t_optimized_body_gone(void)
 
 #endif
 
-#if defined(__aarch64__) || defined(__x86_64__)
+#if defined(__aarch64__) || defined(__x86_64__) || (defined(__riscv) && __riscv_xlen == 64)
 /*
  * ---- the storm (modules/kprobe_storm.c: its targets are written in
- * x86-64's and arm64's instructions) ----
+ * x86-64's, arm64's and riscv64's instructions) ----
  */
 #define STORM_PARAM "/sys/module/kprobe_storm/parameters/"
 
@@ -2005,6 +2005,8 @@ static void selftests(void)
 #ifdef __aarch64__
 	report("entry_probe_at_symbol", t_entry_at_symbol());
 	report("optimized_module_body_gone", t_optimized_body_gone());
+#endif
+#if defined(__aarch64__) || (defined(__riscv) && __riscv_xlen == 64)
 	storm(15);
 #endif
 #ifdef __x86_64__
@@ -2101,7 +2103,7 @@ int main(int argc, char **argv)
 		s = getenv("SELFTESTS_FIRST");
 		if (s)
 			nr_tests = atoi(s) - 1;
-#if defined(__aarch64__) || defined(__x86_64__)
+#if defined(__aarch64__) || defined(__x86_64__) || (defined(__riscv) && __riscv_xlen == 64)
 		/* kprobes_selftests storm SECONDS: make storm, and run-tests' storm. */
 		if (argc > 2 && !strcmp(argv[1], "storm")) {
 			have_modules = !access("/proc/modules", F_OK);

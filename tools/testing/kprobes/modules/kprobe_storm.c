@@ -179,6 +179,62 @@ asm(".pushsection .text\n"
     JUMP_FN(0) JUMP_FN(1) JUMP_FN(2) JUMP_FN(3)
     JUMP_FN(4) JUMP_FN(5) JUMP_FN(6) JUMP_FN(7)
     ".popsection\n");
+#elif defined(CONFIG_RISCV) && defined(CONFIG_64BIT)
+/*
+ * riscv64: the same targets, 4-byte instructions only. a1, written
+ * after the body's first instructions, is free for a boosted copy's
+ * jump back; the trap sentinel, with its post_handler, steps its ADDI.
+ */
+unsigned long storm_body_fn(unsigned long x);
+asm(".pushsection .text\n"
+    ".option push\n.option norvc\n.option norelax\n"
+    ".globl storm_body_fn\n"
+    ".type storm_body_fn, @function\n"
+    "storm_body_fn:\n"
+    "	addi a0, a0, 1\n"
+    "	addi a0, a0, 2\n"
+    "	addi a0, a0, 3\n"
+    "	li a1, 0\n"
+    "	add a0, a0, a1\n"
+    "	addi a0, a0, 4\n"
+    "	addi a0, a0, -1\n"
+    "	addi a0, a0, 5\n"
+    "	li a1, 0\n"
+    "	ret\n"
+    ".size storm_body_fn, .-storm_body_fn\n"
+    ".option pop\n"
+    ".popsection\n");
+#define BODY_RESULT(x)	((x) + 14)
+
+unsigned long storm_trap_fn(unsigned long x);
+asm(".pushsection .text\n"
+    ".option push\n.option norvc\n.option norelax\n"
+    ".globl storm_trap_fn\n"
+    ".type storm_trap_fn, @function\n"
+    "storm_trap_fn:\n"
+    "	mv a7, a0\n"
+    "	addi a0, a7, 1\n"
+    "	ret\n"
+    ".size storm_trap_fn, .-storm_trap_fn\n"
+    ".option pop\n"
+    ".popsection\n");
+/* addi a0, a7, 1, little-endian: where the trap sentinel goes. */
+#define TRAP_INSN	"\x13\x85\x18\x00"
+
+#define JUMP_FN(n)							\
+	".globl storm_jump_fn" #n "\n"					\
+	"storm_jump_fn" #n ":\n"					\
+	"	addi a0, a0, " #n "\n"					\
+	"	addi a0, a0, 1\n"					\
+	"	ret\n"							\
+	".size storm_jump_fn" #n ", .-storm_jump_fn" #n "\n"		\
+	".type storm_jump_fn" #n ", @function\n"
+asm(".pushsection .text\n"
+    ".option push\n.option norvc\n.option norelax\n"
+    JUMP_FN(0) JUMP_FN(1) JUMP_FN(2) JUMP_FN(3)
+    JUMP_FN(4) JUMP_FN(5) JUMP_FN(6) JUMP_FN(7)
+    ".option pop\n"
+    ".popsection\n");
 #else
 #error "kprobe_storm: no targets for this architecture"
 #endif
@@ -325,8 +381,8 @@ static void wait_optimizer(void)
 }
 #else
 /*
- * arm64's storm runs on our kernel only; its module loader refuses the
- * GOT relocation a weak reference needs.
+ * arm64's and riscv64's storms run on our kernel only; arm64's module
+ * loader refuses the GOT relocation a weak reference needs.
  */
 static void wait_optimizer(void)
 {
@@ -703,7 +759,7 @@ static void switch_kprobes(bool off)
 	}
 	ret = write_enabled(off ? "0" : "1");
 	if (ret == -ENOENT) {
-		/* No shell (the arm64 guest's): the file stays as it is. */
+		/* No shell (the arm64 and riscv64 guests'): the file stays. */
 		pr_info("kprobe_storm: no /bin/sh, the enabled file is not switched\n");
 		WRITE_ONCE(no_shell, true);
 		up_write(&phase_sem);
@@ -725,12 +781,15 @@ static int switcher(void *unused)
 
 	while (!kthread_should_stop()) {
 		msleep(50 + get_random_u32_below(100));
-		ret = write_file("/proc/sys/debug/kprobes-optimization",
-				 i++ & 1 ? "1\n" : "0\n");
-		if (ret)
-			reg_error("write kprobes-optimization", ret);
-		atomic64_inc(&nr_sysctl_flips);
-		if (i % 4)
+		/* No sysctl without CONFIG_OPTPROBES (riscv64's kernel). */
+		if (IS_ENABLED(CONFIG_OPTPROBES)) {
+			ret = write_file("/proc/sys/debug/kprobes-optimization",
+					 i & 1 ? "1\n" : "0\n");
+			if (ret)
+				reg_error("write kprobes-optimization", ret);
+			atomic64_inc(&nr_sysctl_flips);
+		}
+		if (++i % 4)
 			continue;
 		if (READ_ONCE(no_shell))
 			continue;
@@ -740,7 +799,8 @@ static int switcher(void *unused)
 		msleep(5 + get_random_u32_below(20));
 		switch_kprobes(false);
 	}
-	write_file("/proc/sys/debug/kprobes-optimization", "1\n");
+	if (IS_ENABLED(CONFIG_OPTPROBES))
+		write_file("/proc/sys/debug/kprobes-optimization", "1\n");
 	return 0;
 }
 
