@@ -1016,8 +1016,9 @@ in assembly (kunit_targets.c) so that each probed instruction is known,
 stores and loads) boosted in one EBREAK per hit and stepped in two when
 a post_handler runs, counted with a per-CPU trap counter; a live t0,
 and every t register live on one side of a branch, intact after
-boosted hits; t0 live across a call, and an indirect jump after the
-probe (no register provably free): stepped, t0 intact; a register
+boosted hits; t0 live across a call, t0 read by the fix-up of a
+faulting load, and an indirect jump after the probe (no register
+provably free): stepped, t0 intact; a register
 written on both ways, one through a backward jump: boosted; kernel
 functions' slots in module space within reach; the simulated kinds
 (BEQ, C.BEQZ, C.J, AUIPC, JAL, RET) in one EBREAK; EBREAK, C.EBREAK, a

@@ -222,6 +222,24 @@ static void test_riscv_kernel_text(struct kunit *test)
 	KUNIT_EXPECT_GT(test, boosted, 0U);
 }
 
+/*
+ * A load with an exception table entry after the probe: when it faults,
+ * it writes nothing and its fix-up reads t0, so t0 is not free; the
+ * copy is stepped and the fix-up's sum right.
+ */
+static void test_riscv_fixup_after_probe(struct kunit *test)
+{
+	u64 word = 5;
+	struct kprobe kp;
+
+	KUNIT_EXPECT_EQ(test, kptrv_fixup(1, &word), 7ULL);
+	KUNIT_EXPECT_EQ(test, kptrv_fixup(1, NULL), 9ULL);
+	rv_arm(test, &kp, kptrv_fixup_probe, false);
+	KUNIT_EXPECT_EQ(test, kptrv_fixup(1, NULL), 9ULL);
+	KUNIT_EXPECT_EQ(test, kptrv_fixup(1, &word), 7ULL);
+	rv_check(test, &kp, 2, RV_STEPPED, NULL);
+}
+
 /* An indirect jump after the probe: no register is known free, so stepped. */
 static void test_riscv_no_free_register(struct kunit *test)
 {
@@ -411,6 +429,7 @@ static struct kunit_case kprobes_riscv_testcases[] = {
 	KUNIT_CASE(test_riscv_backward_jump),
 	KUNIT_CASE(test_riscv_lrsc_refused),
 	KUNIT_CASE(test_riscv_kernel_text),
+	KUNIT_CASE(test_riscv_fixup_after_probe),
 	KUNIT_CASE(test_riscv_no_free_register),
 	KUNIT_CASE(test_riscv_simulated),
 	KUNIT_CASE(test_riscv_refused),

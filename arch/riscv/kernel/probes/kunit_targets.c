@@ -11,6 +11,7 @@
  */
 
 #include <linux/linkage.h>
+#include <asm/asm-extable.h>
 
 #include "kunit_targets.h"
 
@@ -153,6 +154,23 @@ asm(".pushsection .text, \"ax\"\n"
 	"	mv	a0, a2\n"
 	"	ret\n"
 	KPTRV_END(kptrv_lrsc)
+
+	/*
+	 * A load whose fault the exception table fixes up, after the
+	 * probe: its write of t0 does not happen when it faults, and the
+	 * fix-up reads t0. x + 8 when the load from p faults (p NULL).
+	 */
+	KPTRV_FUNC(kptrv_fixup)
+	"	li	t0, 7\n"
+	KPTRV_AT(kptrv_fixup_probe)
+	"	addi	a0, a0, 1\n"
+	"1:	ld	t0, 0(a1)\n"
+	"	add	a0, a0, t0\n"
+	"	ret\n"
+	"2:	add	a0, a0, t0\n"
+	"	ret\n"
+	_ASM_EXTABLE(1b, 2b)
+	KPTRV_END(kptrv_fixup)
 
 	/* No register provably free: an indirect jump follows. x + 1 */
 	KPTRV_FUNC(kptrv_nofree)

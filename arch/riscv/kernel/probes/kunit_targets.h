@@ -17,6 +17,7 @@ u64 kptrv_tcall(u64 x);
 u64 kptrv_backjump(u64 x);
 u32 kptrv_lrsc(u32 *word, u32 add);
 u64 kptrv_nofree(u64 x);
+u64 kptrv_fixup(u64 x, u64 *p);
 u64 kptrv_beq(u64 x);
 u64 kptrv_cbeqz(u64 x);
 u64 kptrv_auipc(void);
@@ -35,6 +36,6 @@ extern u16 *const kptrv_addi_probe, *const kptrv_cmv_probe, *const kptrv_caddi_p
 	*const kptrv_adds_probes, *const kptrv_ebreak_probe, *const kptrv_cebreak_probe,
 	*const kptrv_csr_probe, *const kptrv_fence_probe, *const kptrv_tcall_probe,
 	*const kptrv_backjump_probe, *const kptrv_lrsc_lr, *const kptrv_lrsc_add,
-	*const kptrv_lrsc_sc, *const kptrv_lrsc_bnez;
+	*const kptrv_lrsc_sc, *const kptrv_lrsc_bnez, *const kptrv_fixup_probe;
 
 #endif /* _RISCV_KPROBES_KUNIT_TARGETS_H */

@@ -246,9 +246,14 @@ static void decode_at(unsigned long pc, struct insn_effect *e)
 		e->len = 4;
 		decode32(lo | (u32)hi << 16, e);
 	}
-	/* The fix-up code of a faulting access may read any register. */
-	if (e->access && search_exception_tables(pc))
+	/*
+	 * The fix-up code of a faulting access may read any register, and
+	 * the access's own write does not happen then.
+	 */
+	if (e->access && search_exception_tables(pc)) {
+		e->writes = 0;
 		e->flow = FLOW_STOP;
+	}
 	/* Nothing is read from, or dies in, x0. */
 	e->reads &= ~BIT(0);
 	e->writes &= ~BIT(0);
