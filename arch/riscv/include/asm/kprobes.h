@@ -82,6 +82,23 @@ unsigned int kprobe_free_register(unsigned long addr, unsigned long start,
 /* Queue writing @len bytes of @insn at @addr (arming.c); text_mutex held. */
 void kprobe_queue_text_write(void *addr, u32 insn, unsigned int len);
 
+#ifdef CONFIG_KPROBES_ON_FTRACE
+struct ftrace_ops;
+struct ftrace_regs;
+/* Called by kprobe_ftrace_handler (ftrace_stub.S). */
+void kprobe_ftrace_hit(unsigned long ip, unsigned long parent_ip,
+		       struct ftrace_ops *ops, struct ftrace_regs *fregs,
+		       unsigned long *saved, bool exact);
+
+/*
+ * Our ftrace_ops' own trampoline (ftrace_stub.S), which ftrace calls from
+ * the call sites only our ops traces, and its C part (ftrace_entry.c).
+ */
+void kprobe_ftrace_trampoline(void);
+unsigned long kprobe_ftrace_trampoline_hit(struct pt_regs *regs, unsigned long ret);
+#define arch_kprobe_ftrace_trampoline	((unsigned long)kprobe_ftrace_trampoline)
+#endif
+
 #if IS_ENABLED(CONFIG_KPROBES_SANITY_TEST)
 /* kprobes EBREAK exceptions handled on a CPU (a probe's, a step's end). */
 DECLARE_PER_CPU(unsigned long, kprobe_ebreak_traps);
