@@ -10,10 +10,13 @@
  * cases every architecture runs are lib/test_kprobes.c's.
  */
 
+#include <linux/ftrace.h>
 #include <linux/kernel.h>
+#include <linux/kallsyms.h>
+#include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/sizes.h>
-#include <linux/kprobes.h>
+#include <linux/stacktrace.h>
 #include <kunit/test.h>
 #include <asm/ptrace.h>
 
@@ -24,6 +27,9 @@
 #define RV_SIMULATED	1
 #define RV_BOOSTED	1
 #define RV_STEPPED	2
+
+/* ftrace's call site at a traced function's symbol: "auipc t0; jalr t0". */
+#define RV_FTRACE_SITE	8
 
 /* EBREAK exceptions kprobes handled (probes' and ends of steps), all CPUs. */
 static unsigned long ebreak_traps(void)
@@ -195,7 +201,8 @@ static void test_riscv_lrsc_refused(struct kunit *test)
  * Kernel text lies in the top 2 GiB, and a boosted copy's slot must come
  * from module space below it. Large kernel functions whose first
  * instructions write a register before reading it: at least one is
- * boosted, its slot within AUIPC's reach. None is called.
+ * boosted, its slot within AUIPC's reach. None is called. Where the
+ * symbol is ftrace's call site, the instruction after it is probed.
  */
 static void test_riscv_kernel_text(struct kunit *test)
 {
@@ -206,9 +213,12 @@ static void test_riscv_kernel_text(struct kunit *test)
 
 	for (i = 0; i < ARRAY_SIZE(syms); i++) {
 		init_probe(&kp, NULL, syms[i], 0, count_pre, NULL);
-		if (register_kprobe(&kp)) {
-			kunit_info(test, "%s: not probed at +0 (an ftrace site?)", syms[i]);
-			continue;
+		KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+		if (kprobe_ftrace(&kp)) {
+			/* The first instruction after ftrace's call site. */
+			unregister_kprobe(&kp);
+			init_probe(&kp, NULL, syms[i], RV_FTRACE_SITE, count_pre, NULL);
+			KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
 		}
 		site = probe_at(kp.addr);
 		KUNIT_ASSERT_NOT_NULL(test, site);
@@ -409,6 +419,414 @@ static void test_riscv_batch(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ebreak_traps() - traps, 0UL);
 }
 
+/* ---- probes at function entries, on ftrace ---------------------------------- */
+
+#ifdef CONFIG_KPROBES_ON_FTRACE
+/* What the pre_handler at an entry saw, and what it is to change. */
+static struct pt_regs rv_entry_regs;
+static unsigned long rv_entry_set_s1;	/* non-zero: write it to s1 */
+static unsigned long rv_entry_trace_fn, rv_entry_trace_caller;
+
+/* In a stack trace from @p's pre_handler: the probed function's entry, the next. */
+static noinline void rv_entry_trace(struct kprobe *p)
+{
+	unsigned long entries[32];
+	unsigned int n, i;
+
+	n = stack_trace_save(entries, ARRAY_SIZE(entries), 0);
+	for (i = 0; i + 1 < n && entries[i] - (unsigned long)p->addr >= 16; i++)
+		;
+	rv_entry_trace_fn = i + 1 < n ? entries[i] : 0;
+	rv_entry_trace_caller = i + 1 < n ? entries[i + 1] : 0;
+}
+
+static int rv_entry_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	rv_entry_regs = *regs;
+	rv_entry_trace(p);
+	/* As an exception's regs: from S-mode, interrupts as the function has them. */
+	HANDLER_CHECK(!user_mode(regs));
+	HANDLER_CHECK(regs_irqs_disabled(regs) == !!irqs_disabled());
+	if (rv_entry_set_s1)
+		regs->s1 = rv_entry_set_s1;
+	atomic_inc(&pre_hits);
+	return 0;
+}
+
+/* Where ftrace's call at traced function @fn goes: decoded from its AUIPC and JALR. */
+static unsigned long rv_ftrace_call_target(void *fn)
+{
+	u32 auipc = *(u32 *)fn, jalr = *((u32 *)fn + 1);
+	long hi = (long)(s32)(auipc & 0xfffff000);
+	long lo = (long)(s32)jalr >> 20;
+
+	if ((auipc & 0x7f) != 0x17 || (jalr & 0x7f) != 0x67)
+		return 0;
+	return (unsigned long)fn + hi + lo;
+}
+
+/* Whether @fn's call site calls our ops' own trampoline: @ours. */
+static void rv_expect_our_trampoline(struct kunit *test, void *fn, bool ours)
+{
+	unsigned long to = rv_ftrace_call_target(fn);
+	char name[KSYM_SYMBOL_LEN];
+
+	KUNIT_ASSERT_NE_MSG(test, to, 0UL, "%pS: no call at its ftrace site", fn);
+	sprint_symbol(name, to);
+	KUNIT_EXPECT_EQ_MSG(test, !!str_has_prefix(name, "kprobe_ftrace_trampoline+0x0/"), ours,
+			    "%pS calls %s", fn, name);
+}
+
+/* Probe kptrv_traced1 at its symbol; it rides ftrace's call site there. */
+static void rv_probe_entry(struct kunit *test, struct kprobe *kp,
+			   kprobe_pre_handler_t pre, kprobe_post_handler_t post)
+{
+	init_probe(kp, NULL, "kptrv_traced1", 0, pre, post);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(kp));
+	KUNIT_EXPECT_PTR_EQ(test, (void *)kp->addr, (void *)kptrv_traced1);
+	KUNIT_EXPECT_TRUE(test, kprobe_ftrace(kp));
+}
+
+/*
+ * At an entry on ftrace: no exception; the probe's address is the
+ * symbol's; the pre_handler sees the eight arguments, the return address
+ * in ra, the function's own sp, the probe's address as epc, and a stack
+ * trace through the function to its caller. The call site's JALR is
+ * refused, by offset and by address, while the entry's probe fires.
+ */
+static noinline_for_stack void rv_check_jalr_refused(struct kunit *test)
+{
+	struct kprobe at_jalr;
+
+	init_probe(&at_jalr, NULL, "kptrv_traced8", 4, count_pre2, NULL);
+	EXPECT_REFUSED(test, -EILSEQ, &at_jalr);
+	init_probe(&at_jalr, (u8 *)kptrv_traced8 + 4, NULL, 0, count_pre2, NULL);
+	EXPECT_REFUSED(test, -EILSEQ, &at_jalr);
+	KUNIT_EXPECT_EQ(test, kptrv_traced8(1, 1, 1, 1, 1, 1, 1, 1), 36ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 0);
+}
+
+static void test_riscv_ftrace_entry_regs(struct kunit *test)
+{
+	unsigned long traps, sp_here = current_stack_pointer;
+	unsigned long entry = (unsigned long)kptrv_traced8;
+	const unsigned long *a = &rv_entry_regs.a0;
+	struct kprobe kp;
+	int i;
+
+	init_probe(&kp, NULL, "kptrv_traced8", 0, rv_entry_pre, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_EQ(test, (unsigned long)kp.addr, entry);
+	KUNIT_EXPECT_TRUE(test, kprobe_ftrace(&kp));
+	KUNIT_EXPECT_TRUE(test, kp.flags & KPROBE_FLAG_ON_FUNC_ENTRY);
+	rv_expect_our_trampoline(test, kptrv_traced8, true);
+	traps = ebreak_traps();
+	KUNIT_EXPECT_EQ(test, kptrv_traced8(1, 2, 3, 4, 5, 6, 7, 8), 204ULL);
+	KUNIT_EXPECT_EQ(test, ebreak_traps() - traps, 0UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	for (i = 0; i < 8; i++)
+		KUNIT_EXPECT_EQ(test, a[i], i + 1UL);
+	KUNIT_EXPECT_EQ(test, rv_entry_regs.epc, entry);
+	KUNIT_EXPECT_EQ(test, rv_entry_regs.t0, entry + RV_FTRACE_SITE);
+	KUNIT_EXPECT_EQ(test, rv_entry_regs.tp, (unsigned long)current);
+	/* The return address is in this function. */
+	KUNIT_EXPECT_LT(test, rv_entry_regs.ra - (unsigned long)test_riscv_ftrace_entry_regs,
+			4096UL);
+	/* This function's sp at the call, on the same stack, 16-byte aligned. */
+	KUNIT_EXPECT_LE(test, rv_entry_regs.sp, sp_here);
+	KUNIT_EXPECT_GT(test, rv_entry_regs.sp, sp_here - THREAD_SIZE);
+	KUNIT_EXPECT_EQ(test, rv_entry_regs.sp % 16, 0UL);
+	KUNIT_EXPECT_TRUE(test, rv_entry_regs.status & SR_PP);
+	/* A stack trace from the handler: the function, then its caller. */
+	KUNIT_EXPECT_EQ(test, rv_entry_trace_fn, entry + RV_FTRACE_SITE);
+	KUNIT_EXPECT_LT(test, rv_entry_trace_caller - (unsigned long)test_riscv_ftrace_entry_regs,
+			4096UL);
+	rv_check_jalr_refused(test);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
+	unregister_kprobe(&kp);
+	/* The kernel's text is within the call's reach. */
+	init_probe(&kp, NULL, "jiffies_to_msecs", 0, count_pre_quiet, NULL);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
+	KUNIT_EXPECT_TRUE(test, kprobe_ftrace(&kp));
+	rv_expect_our_trampoline(test, jiffies_to_msecs, true);
+	unregister_kprobe(&kp);
+}
+
+/*
+ * s0-s11 at an entry on ftrace are the function's when kprobes is its
+ * only ftrace user, and a pre_handler's write to s1 reaches it; with
+ * another ftrace user of the function, ftrace reaches us through its list
+ * function: s0 and the arguments are still the function's (ftrace_caller
+ * keeps them), s1-s11 read 0.
+ */
+static int rv_other_ftrace_calls;
+
+static void rv_other_ftrace_func(unsigned long ip, unsigned long parent_ip,
+				 struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	rv_other_ftrace_calls++;
+}
+
+static struct ftrace_ops rv_other_ftrace_ops;
+
+/* s1-s11 as kptrv_call_saving() sets them: 0x101 * i; s0 0x800. */
+static void rv_expect_callee_saved(struct kunit *test, bool exact)
+{
+	const unsigned long *s2 = &rv_entry_regs.s2;
+	int i;
+
+	KUNIT_EXPECT_EQ(test, rv_entry_regs.s0, 0x800UL);
+	KUNIT_EXPECT_EQ(test, rv_entry_regs.s1, exact ? 0x101UL : 0UL);
+	for (i = 2; i <= 11; i++)
+		KUNIT_EXPECT_EQ(test, s2[i - 2], exact ? 0x101UL * i : 0UL);
+}
+
+static void test_riscv_ftrace_entry_callee_saved(struct kunit *test)
+{
+	struct kprobe kp;
+
+	rv_probe_entry(test, &kp, rv_entry_pre, NULL);
+	rv_expect_our_trampoline(test, kptrv_traced1, true);
+	KUNIT_EXPECT_EQ(test, kptrv_call_saving(kptrv_traced1, 41), 0x101ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	KUNIT_EXPECT_EQ(test, rv_entry_regs.a0, 41UL);
+	rv_expect_callee_saved(test, true);
+
+	WRITE_ONCE(rv_entry_set_s1, 0x5555);
+	KUNIT_EXPECT_EQ(test, kptrv_call_saving(kptrv_traced1, 41), 0x5555ULL);
+	WRITE_ONCE(rv_entry_set_s1, 0);
+
+	/* Another ftrace user of the same function. */
+	KUNIT_ASSERT_EQ(test, 0, other_ftrace_start(&rv_other_ftrace_ops, rv_other_ftrace_func,
+						    (unsigned long)kp.addr));
+	rv_expect_our_trampoline(test, kptrv_traced1, false);
+	rv_other_ftrace_calls = 0;
+	KUNIT_EXPECT_EQ(test, kptrv_call_saving(kptrv_traced1, 7), 0x101ULL);
+	KUNIT_EXPECT_EQ(test, rv_other_ftrace_calls, 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 3);
+	KUNIT_EXPECT_EQ(test, rv_entry_regs.a0, 7UL);
+	KUNIT_EXPECT_EQ(test, rv_entry_regs.epc, (unsigned long)kp.addr);
+	rv_expect_callee_saved(test, false);
+	other_ftrace_stop(&rv_other_ftrace_ops);
+
+	/* Alone again: our trampoline, and the function's s0-s11. */
+	rv_expect_our_trampoline(test, kptrv_traced1, true);
+	KUNIT_EXPECT_EQ(test, kptrv_call_saving(kptrv_traced1, 9), 0x101ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 4);
+	KUNIT_EXPECT_EQ(test, rv_entry_regs.a0, 9UL);
+	rv_expect_callee_saved(test, true);
+	unregister_kprobe(&kp);
+}
+
+/* A pre_handler at an entry on ftrace returns for the function. */
+static int rv_entry_return_77(struct kprobe *p, struct pt_regs *regs)
+{
+	atomic_inc(&pre_hits);
+	regs->a0 = 77;
+	regs->epc = regs->ra;
+	return 1;
+}
+
+/* A post_handler at an entry sees the pc after the call site and may change a0. */
+static void rv_entry_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+	WRITE_ONCE(rv_post_pc, regs->epc);
+	regs->a0 = 5;
+	atomic_inc(&post_hits);
+}
+
+/* Both, on our trampoline and through ftrace's list (@other: another user). */
+static void rv_entry_redirect_and_post(struct kunit *test, bool other)
+{
+	struct kprobe kp;
+
+	reset_counts();
+	if (other)
+		KUNIT_ASSERT_EQ(test, 0, other_ftrace_start(&rv_other_ftrace_ops,
+							    rv_other_ftrace_func,
+							    (unsigned long)kptrv_traced1));
+	rv_probe_entry(test, &kp, rv_entry_return_77, NULL);
+	rv_expect_our_trampoline(test, kptrv_traced1, !other);
+	KUNIT_EXPECT_EQ(test, kptrv_traced1(1), 77ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, kptrv_traced1(1), 2ULL);
+
+	rv_probe_entry(test, &kp, count_pre, rv_entry_post);
+	KUNIT_EXPECT_EQ(test, kptrv_traced1(1), 6ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
+	KUNIT_EXPECT_EQ(test, rv_post_pc, (unsigned long)kp.addr + RV_FTRACE_SITE);
+	unregister_kprobe(&kp);
+	if (other)
+		other_ftrace_stop(&rv_other_ftrace_ops);
+}
+
+static void test_riscv_ftrace_entry_redirect_and_post(struct kunit *test)
+{
+	rv_entry_redirect_and_post(test, false);
+	rv_entry_redirect_and_post(test, true);
+}
+
+/* Where rv_entry_skip_pre() sends the function, for its first three hits. */
+static unsigned long rv_skip_to;
+
+static int rv_entry_skip_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	if (atomic_inc_return(&pre_hits) > 3)
+		return 0;
+	regs->epc = rv_skip_to;
+	return 1;
+}
+
+/*
+ * A pre_handler at an entry on ftrace that resumes at the call site's
+ * JALR or just after the site goes on in the function, once: through
+ * the site again it would hit the probe again, for ever.
+ */
+static void test_riscv_ftrace_entry_skip_site(struct kunit *test)
+{
+	unsigned long to[] = {
+		(unsigned long)kptrv_traced1 + 4,
+		(unsigned long)kptrv_traced1 + RV_FTRACE_SITE,
+	};
+	struct kprobe kp;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(to); i++) {
+		rv_skip_to = to[i];
+		reset_counts();
+		rv_probe_entry(test, &kp, rv_entry_skip_pre, NULL);
+		KUNIT_EXPECT_EQ(test, kptrv_traced1(1), 2ULL);
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&pre_hits), 1, "resuming at %pS",
+				    (void *)to[i]);
+		unregister_kprobe(&kp);
+	}
+}
+
+static u32 rv_traced1_u32(u32 x)
+{
+	return kptrv_traced1(x);
+}
+
+/*
+ * Probes, and another ftrace user, come and go at an entry another CPU
+ * calls through: every call returns what it should, and hits arrive.
+ */
+static void test_riscv_ftrace_entry_churn(struct kunit *test)
+{
+	struct task_struct *hammer;
+	struct kprobe kp;
+	int i;
+
+	reset_counts();
+	hammer = start_hammer_on(test, rv_traced1_u32);
+	for (i = 0; i < 30; i++) {
+		init_probe(&kp, NULL, "kptrv_traced1", 0, count_pre_quiet, NULL);
+		if (register_kprobe(&kp)) {
+			KUNIT_FAIL(test, "register_kprobe() failed");
+			break;
+		}
+		if (i % 3 == 1 && other_ftrace_start(&rv_other_ftrace_ops, rv_other_ftrace_func,
+						     (unsigned long)kp.addr))
+			KUNIT_FAIL(test, "another ftrace user refused");
+		usleep_range(200, 400);
+		if (i % 3 == 1)
+			other_ftrace_stop(&rv_other_ftrace_ops);
+		unregister_kprobe(&kp);
+	}
+	stop_hammer(hammer);
+	KUNIT_EXPECT_EQ(test, atomic_read(&hammer_wrong), 0);
+	KUNIT_EXPECT_GT(test, atomic_read(&hammer_calls), 0);
+	KUNIT_EXPECT_GT(test, atomic_read(&pre_hits), 0);
+}
+
+#ifdef CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS
+static struct ftrace_ops rv_direct_ops;
+
+/*
+ * A pre_handler at an entry on ftrace that returns for the function
+ * (fail_function, bpf_override_return: epc = ra), on a function that
+ * also has a direct trampoline which calls its body (BPF fexit). The
+ * caller gets the handler's value; the trampoline must not call the
+ * caller's code as the body.
+ */
+static void test_riscv_ftrace_entry_return_beside_trampoline(struct kunit *test)
+{
+	unsigned long tramp = (unsigned long)kptrv_direct_tramp;
+	unsigned long fn = (unsigned long)kptrv_traced1;
+	struct kprobe kp;
+
+	memset(&rv_direct_ops, 0, sizeof(rv_direct_ops));
+	KUNIT_ASSERT_EQ(test, 0, ftrace_set_filter_ip(&rv_direct_ops, fn, 0, 0));
+	if (register_ftrace_direct(&rv_direct_ops, tramp)) {
+		ftrace_free_filter(&rv_direct_ops);
+		KUNIT_FAIL(test, "register_ftrace_direct() failed");
+		return;
+	}
+	kptrv_direct_ret = 0;
+	KUNIT_EXPECT_EQ(test, kptrv_traced1(1), 2ULL);
+	KUNIT_EXPECT_EQ(test, kptrv_direct_ret, 2ULL);
+
+	reset_counts();
+	rv_probe_entry(test, &kp, rv_entry_return_77, NULL);
+	KUNIT_EXPECT_EQ(test, kptrv_traced1(1), 77ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, kptrv_traced1(3), 4ULL);
+	KUNIT_EXPECT_EQ(test, kptrv_direct_ret, 4ULL);
+	KUNIT_EXPECT_EQ(test, 0, unregister_ftrace_direct(&rv_direct_ops, tramp, true));
+}
+#endif
+
+/*
+ * A kretprobe beside a kprobe at an entry on ftrace: both, once a call,
+ * no exception; also through ftrace's list (rethook checks s0 at the
+ * return against the entry's).
+ */
+static void rv_entry_kretprobe(struct kunit *test, bool other)
+{
+#ifdef CONFIG_KRETPROBES
+	struct kretprobe rp;
+	unsigned long traps;
+	struct kprobe kp;
+	int i;
+
+	reset_counts();
+	atomic_set(&ret_hits, 0);
+	if (other)
+		KUNIT_ASSERT_EQ(test, 0, other_ftrace_start(&rv_other_ftrace_ops,
+							    rv_other_ftrace_func,
+							    (unsigned long)kptrv_traced1));
+	rv_probe_entry(test, &kp, count_pre, NULL);
+	init_rp(&rp, "kptrv_traced1", NULL, return_count, 0, 0);
+	KUNIT_ASSERT_EQ(test, 0, register_kretprobe(&rp));
+	KUNIT_EXPECT_PTR_EQ(test, (void *)rp.kp.addr, (void *)kp.addr);
+	traps = ebreak_traps();
+	for (i = 1; i <= 3; i++)
+		KUNIT_EXPECT_EQ(test, kptrv_call_saving(kptrv_traced1, 10 * i), 0x101ULL);
+	KUNIT_EXPECT_EQ(test, ebreak_traps() - traps, 0UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 3);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 3);
+	KUNIT_EXPECT_EQ(test, last_retval, 31UL);
+	unregister_kretprobe(&rp);
+	unregister_kprobe(&kp);
+	if (other)
+		other_ftrace_stop(&rv_other_ftrace_ops);
+	KUNIT_EXPECT_EQ(test, kptrv_traced1(1), 2ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 3);
+#else
+	kunit_skip(test, "no kretprobes");
+#endif
+}
+
+static void test_riscv_ftrace_entry_kretprobe(struct kunit *test)
+{
+	rv_entry_kretprobe(test, false);
+	rv_entry_kretprobe(test, true);
+}
+#endif /* CONFIG_KPROBES_ON_FTRACE */
+
 static int kprobes_riscv_test_init(struct kunit *test)
 {
 	kprobes_test_start(test);
@@ -436,6 +854,17 @@ static struct kunit_case kprobes_riscv_testcases[] = {
 	KUNIT_CASE(test_riscv_redirect),
 	KUNIT_CASE(test_riscv_nested_hit),
 	KUNIT_CASE(test_riscv_batch),
+#ifdef CONFIG_KPROBES_ON_FTRACE
+	KUNIT_CASE(test_riscv_ftrace_entry_regs),
+	KUNIT_CASE(test_riscv_ftrace_entry_callee_saved),
+	KUNIT_CASE(test_riscv_ftrace_entry_redirect_and_post),
+	KUNIT_CASE(test_riscv_ftrace_entry_skip_site),
+	KUNIT_CASE(test_riscv_ftrace_entry_churn),
+#ifdef CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS
+	KUNIT_CASE(test_riscv_ftrace_entry_return_beside_trampoline),
+#endif
+	KUNIT_CASE(test_riscv_ftrace_entry_kretprobe),
+#endif
 	{}
 };
 

@@ -257,3 +257,126 @@ asm(".pushsection .text, \"ax\"\n"
 
 	".option pop\n"
 	".popsection\n");
+
+#ifdef CONFIG_KPROBES_ON_FTRACE
+/*
+ * Traced functions: ftrace's call site at the symbol, two 4-byte NOPs
+ * that ftrace makes "auipc t0; jalr t0", recorded in
+ * __patchable_function_entries as the compiler records one under
+ * CC_FLAGS_FTRACE. The record's section is linked to the function's
+ * ("o"), as the compiler makes it.
+ */
+#define KPTRV_TRACED_FUNC(name) KPTRV_FUNC(name)			\
+	"8881:	nop\n	nop\n"						\
+	".pushsection __patchable_function_entries, \"awo\", @progbits, " #name "\n" \
+	".balign 8\n.quad 8881b\n.popsection\n"
+
+asm(".pushsection .text, \"ax\"\n"
+	".option push\n"
+	".option norelax\n"
+	".option norvc\n"
+
+	/* a + 2b + 3c + 4d + 5e + 6f + 7g + 8h */
+	KPTRV_TRACED_FUNC(kptrv_traced8)
+	"	slli	t1, a1, 1\n"
+	"	add	a0, a0, t1\n"
+	"	li	t2, 3\n"
+	"	mul	t1, a2, t2\n"
+	"	add	a0, a0, t1\n"
+	"	slli	t1, a3, 2\n"
+	"	add	a0, a0, t1\n"
+	"	li	t2, 5\n"
+	"	mul	t1, a4, t2\n"
+	"	add	a0, a0, t1\n"
+	"	li	t2, 6\n"
+	"	mul	t1, a5, t2\n"
+	"	add	a0, a0, t1\n"
+	"	li	t2, 7\n"
+	"	mul	t1, a6, t2\n"
+	"	add	a0, a0, t1\n"
+	"	slli	t1, a7, 3\n"
+	"	add	a0, a0, t1\n"
+	"	ret\n"
+	KPTRV_END(kptrv_traced8)
+
+	/* a + 1 */
+	KPTRV_TRACED_FUNC(kptrv_traced1)
+	"	addi	a0, a0, 1\n"
+	"	ret\n"
+	KPTRV_END(kptrv_traced1)
+
+	/*
+	 * fn(arg) with s0 = 0x800 and s1-s11 = 0x101, 0x202, ... 0xb0b;
+	 * returns s1 as the call left it, the caller's s0-s11 kept.
+	 */
+	KPTRV_FUNC(kptrv_call_saving)
+	"	addi	sp, sp, -112\n"
+	"	sd	ra, 104(sp)\n"
+	"	sd	s0, 96(sp)\n"
+	"	sd	s1, 88(sp)\n"
+	"	sd	s2, 80(sp)\n"
+	"	sd	s3, 72(sp)\n"
+	"	sd	s4, 64(sp)\n"
+	"	sd	s5, 56(sp)\n"
+	"	sd	s6, 48(sp)\n"
+	"	sd	s7, 40(sp)\n"
+	"	sd	s8, 32(sp)\n"
+	"	sd	s9, 24(sp)\n"
+	"	sd	s10, 16(sp)\n"
+	"	sd	s11, 8(sp)\n"
+	"	mv	t3, a0\n"
+	"	mv	a0, a1\n"
+	"	li	s0, 0x800\n"
+	"	li	s1, 0x101\n"
+	"	li	s2, 0x202\n"
+	"	li	s3, 0x303\n"
+	"	li	s4, 0x404\n"
+	"	li	s5, 0x505\n"
+	"	li	s6, 0x606\n"
+	"	li	s7, 0x707\n"
+	"	li	s8, 0x808\n"
+	"	li	s9, 0x909\n"
+	"	li	s10, 0xa0a\n"
+	"	li	s11, 0xb0b\n"
+	"	jalr	t3\n"
+	"	mv	a0, s1\n"
+	"	ld	ra, 104(sp)\n"
+	"	ld	s0, 96(sp)\n"
+	"	ld	s1, 88(sp)\n"
+	"	ld	s2, 80(sp)\n"
+	"	ld	s3, 72(sp)\n"
+	"	ld	s4, 64(sp)\n"
+	"	ld	s5, 56(sp)\n"
+	"	ld	s6, 48(sp)\n"
+	"	ld	s7, 40(sp)\n"
+	"	ld	s8, 32(sp)\n"
+	"	ld	s9, 24(sp)\n"
+	"	ld	s10, 16(sp)\n"
+	"	ld	s11, 8(sp)\n"
+	"	addi	sp, sp, 112\n"
+	"	ret\n"
+	KPTRV_END(kptrv_call_saving)
+
+#ifdef CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS
+	/*
+	 * A direct trampoline as BPF's for fexit: entered with the
+	 * function's body in t0 and its return address in ra, it calls the
+	 * body, keeps what it returned in kptrv_direct_ret and returns.
+	 */
+	KPTRV_FUNC(kptrv_direct_tramp)
+	"	addi	sp, sp, -16\n"
+	"	sd	ra, 8(sp)\n"
+	"	jalr	t0\n"
+	"	lla	t1, kptrv_direct_ret\n"
+	"	sd	a0, 0(t1)\n"
+	"	ld	ra, 8(sp)\n"
+	"	addi	sp, sp, 16\n"
+	"	ret\n"
+	KPTRV_END(kptrv_direct_tramp)
+#endif
+
+	".option pop\n"
+	".popsection\n");
+
+u64 kptrv_direct_ret;
+#endif /* CONFIG_KPROBES_ON_FTRACE */
