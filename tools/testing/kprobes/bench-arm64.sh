@@ -78,8 +78,13 @@ kernels() {
 		"$t/prepare-tree.sh"
 	fi
 	for which in $BENCH_ARM64_KERNELS; do
+		# bench-ARCH-KERNEL.config, where there is one: what one
+		# kernel needs apart (the tree's riscv64: no function tracer).
+		local only=()
+		[ -f "$t/bench-$arch-$which.config" ] && only=("$t/bench-$arch-$which.config")
 		"$t/config.sh" "$(src_of "$which")" "$build/obj-bench-$arch-$which" \
-			"$t/arch-common.config" "$t/$arch.config" "$t/bench-$arch.config"
+			"$t/arch-common.config" "$t/$arch.config" "$t/bench-$arch.config" \
+			"${only[@]}"
 		echo "  KERNEL  bench-$arch, $which kprobes"
 		kmake "$which" Image modules
 	done
