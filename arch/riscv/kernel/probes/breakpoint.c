@@ -485,10 +485,11 @@ static __always_inline void step_out_of_line(struct kprobe *p, struct pt_regs *r
  * hit the site.
  */
 static __always_inline void boost_or_step(struct kprobe *p, struct pt_regs *regs,
-					  struct kprobe_ctlblk *kcb, bool enabled)
+					  struct kprobe_ctlblk *kcb, struct kprobe **running,
+					  bool enabled)
 {
 	if (p->ainsn.api.restore && (!enabled || !READ_ONCE(p->post_handler))) {
-		reset_current_kprobe();
+		*running = NULL;
 		regs->epc = p->ainsn.api.restore;
 		return;
 	}
@@ -509,10 +510,11 @@ static __always_inline void boost_or_step(struct kprobe *p, struct pt_regs *regs
 
 /*
  * The probed instruction of an enabled probe's hit has run:
- * post_handler, then leave the probe.
+ * post_handler, then leave the probe. @running: this CPU's
+ * current_kprobe.
  */
 static __always_inline void finish_hit(struct kprobe *p, struct pt_regs *regs,
-				       struct kprobe_ctlblk *kcb)
+				       struct kprobe_ctlblk *kcb, struct kprobe **running)
 {
 	kprobe_post_handler_t post;
 
@@ -525,7 +527,7 @@ static __always_inline void finish_hit(struct kprobe *p, struct pt_regs *regs,
 		kcb->kprobe_status = KPROBE_HIT_SSDONE;
 		post(p, regs, 0);
 	}
-	reset_current_kprobe();
+	*running = NULL;
 }
 
 /*
@@ -595,17 +597,23 @@ NOKPROBE_SYMBOL(unowned_ebreak);
  */
 notrace bool kprobe_breakpoint_handler(struct pt_regs *regs)
 {
-	struct kprobe *p = get_kprobe((void *)instruction_pointer(regs));
+	struct kprobe *p = get_kprobe_inline((void *)instruction_pointer(regs));
 	struct kprobe_ctlblk *kcb;
+	struct kprobe **running;
 	unsigned int flags;
 	bool enabled;
 
-	if (unlikely(!p))
+	if (unlikely(p == &kprobe_index_empty))
 		return unowned_ebreak(regs);
 	count_ebreak_trap();
+	/*
+	 * This CPU's hit state, addressed once: every per-CPU access would
+	 * load the CPU's offset again, the stores between may alias it.
+	 */
 	kcb = get_kprobe_ctlblk();
-	if (unlikely(kprobe_running()))
-		return nested_hit(p, kprobe_running(), regs, kcb);
+	running = this_cpu_ptr(&current_kprobe);
+	if (unlikely(*running))
+		return nested_hit(p, *running, regs, kcb);
 
 	/*
 	 * The flags are read once, before any store, and the hit counted
@@ -615,22 +623,22 @@ notrace bool kprobe_breakpoint_handler(struct pt_regs *regs)
 	enabled = !(flags & (KPROBE_FLAG_DISABLED | KPROBE_FLAG_GONE));
 	if (enabled)
 		kprobe_count_hit(p);
-	__this_cpu_write(current_kprobe, p);
+	*running = p;
 	kcb->kprobe_status = KPROBE_HIT_ACTIVE;
 	if (enabled && kprobe_site_pre_handler(p, flags, regs)) {
 		/* The handler moved regs->epc: skip the instruction. */
-		reset_current_kprobe();
+		*running = NULL;
 		return true;
 	}
 	if (p->ainsn.api.insn) {
-		boost_or_step(p, regs, kcb, enabled);
+		boost_or_step(p, regs, kcb, running, enabled);
 		return true;
 	}
 	simulate(p, regs);
 	if (enabled)
-		finish_hit(p, regs, kcb);
+		finish_hit(p, regs, kcb, running);
 	else
-		reset_current_kprobe();
+		*running = NULL;
 	return true;
 }
 NOKPROBE_SYMBOL(kprobe_breakpoint_handler);
@@ -657,6 +665,20 @@ static __always_inline void restore_spie(struct pt_regs *regs, struct kprobe_ctl
 	regs->status = (regs->status & ~SR_SPIE) | (kcb->saved_status & SR_SPIE);
 }
 
+/* @cur's step, in hit state @status, has ended at @regs: leave the slot. */
+static noinline notrace void end_step(struct kprobe *cur, unsigned int status,
+				      struct pt_regs *regs, struct kprobe_ctlblk *kcb)
+{
+	count_ebreak_trap();
+	restore_spie(regs, kcb);
+	regs->epc = (unsigned long)cur->addr + insn_len(cur->opcode);
+	if (status == KPROBE_REENTER)
+		resume_outer_hit(kcb);
+	else
+		finish_hit(cur, regs, kcb, this_cpu_ptr(&current_kprobe));
+}
+NOKPROBE_SYMBOL(end_step);
+
 /**
  * kprobe_single_step_handler() - handle the EBREAK that ends a step
  * @regs: the trapped context, in the slot
@@ -671,15 +693,13 @@ notrace bool kprobe_single_step_handler(struct pt_regs *regs)
 	struct kprobe *cur = kprobe_running();
 	unsigned int status = kcb->kprobe_status;
 
+	/*
+	 * Every kernel EBREAK asks here first: the usual answer, no, takes
+	 * no frame; the step's end is a call of its own.
+	 */
 	if (!is_step_end(cur, status, instruction_pointer(regs)))
 		return false;
-	count_ebreak_trap();
-	restore_spie(regs, kcb);
-	regs->epc = (unsigned long)cur->addr + insn_len(cur->opcode);
-	if (status == KPROBE_REENTER)
-		resume_outer_hit(kcb);
-	else
-		finish_hit(cur, regs, kcb);
+	end_step(cur, status, regs, kcb);
 	return true;
 }
 NOKPROBE_SYMBOL(kprobe_single_step_handler);
