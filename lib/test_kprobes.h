@@ -218,6 +218,23 @@ static inline int hammer_fn(void *data)
 	return 0;
 }
 
+/* The running hammer, one at a time. */
+static struct task_struct *hammer_running;
+
+static inline void hammer_end(void *unused)
+{
+	if (!hammer_running)
+		return;
+	WRITE_ONCE(hammer_stop, true);
+	kthread_stop(hammer_running);
+	hammer_running = NULL;
+}
+
+/*
+ * Start the hammer on @fn. It is stopped at the end of @test even when a
+ * failed assertion ends the test before stop_hammer(): left running, it
+ * would call into the test's module after the module is gone.
+ */
 static inline struct task_struct *start_hammer_on(struct kunit *test, u32 (*fn)(u32))
 {
 	struct task_struct *hammer;
@@ -228,13 +245,15 @@ static inline struct task_struct *start_hammer_on(struct kunit *test, u32 (*fn)(
 	hammer_expect = fn(rand1);
 	hammer = kthread_run(hammer_fn, fn, "kprobes-hammer");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(hammer));
+	hammer_running = hammer;
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, hammer_end, NULL));
 	return hammer;
 }
 
 static inline void stop_hammer(struct task_struct *hammer)
 {
-	WRITE_ONCE(hammer_stop, true);
-	kthread_stop(hammer);
+	WARN_ON(hammer != hammer_running);
+	hammer_end(NULL);
 }
 
 /* A deferred release: counted, and the probe remembered. */
