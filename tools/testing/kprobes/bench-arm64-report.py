@@ -121,6 +121,26 @@ class Run:
         return median([int(r[key]) for r in rows]), rows
 
 
+def segments(ours, up, out):
+    """riscv64: one hit cut at its handlers, from instret (KPB-SEG)."""
+    if not ours.all("KPB-SEG") and not up.all("KPB-SEG"):
+        return
+    out("One hit cut at its handlers (riscv64: instret, the last of three calls;")
+    out("the read costs a few itself): call to pre_handler, pre_handler to")
+    out("post_handler, then to the call's return, ours / upstream")
+    for item, label in HITS:
+        a, b = ours.all("KPB-SEG", item=item), up.all("KPB-SEG", item=item)
+        if not a and not b:
+            continue
+        cell = lambda rows, k: rows[0][k] if rows else "-"
+        out("  %-46s %9s %9s %9s  total %s / %s" % (
+            label,
+            "%s/%s" % (cell(a, "to_pre"), cell(b, "to_pre")),
+            "%s/%s" % (cell(a, "pre_to_post"), cell(b, "pre_to_post")),
+            "%s/%s" % (cell(a, "to_return"), cell(b, "to_return")),
+            cell(a, "total"), cell(b, "total")))
+
+
 def main():
     ours, up = Run(sys.argv[1]), Run(sys.argv[2])
     version = sys.argv[3] if len(sys.argv) > 3 else "?"
@@ -187,6 +207,7 @@ def main():
     out("unprobed call, instructions (loop included): " +
         "; ".join("%s %s/%s" % (item, num(a), num(b)) for (item, _), (_, a, b)
                   in zip(HITS, bases)))
+    segments(ours, up, out)
     out("")
 
     out("Registering N probes, virtual ms per call (batch: one register_kprobes()")

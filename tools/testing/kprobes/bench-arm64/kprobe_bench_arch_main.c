@@ -42,6 +42,9 @@
 #ifdef CONFIG_ARM64
 #include <asm/sysreg.h>
 #endif
+#ifdef CONFIG_RISCV
+#include <asm/asm-extable.h>
+#endif
 
 #include "kprobe_bench_arch.h"
 
@@ -91,16 +94,42 @@ static noinline unsigned long kpb_kernel_entry(unsigned long x)
 /*
  * Calls jiffies_to_usecs(), probed in its body in kernel text at
  * KPB_BODY_OFF: on arm64 +8, past its ftrace site, a "mov w1, #1000"
- * with this configuration; on riscv64 +2, a stack store (the report
- * prints the word).
+ * with this configuration; on riscv64 +2, a stack store, and 8 bytes
+ * further where the function starts with an ftrace call site (ours'
+ * kernel has the function tracer, the tree's not): the same instruction
+ * in both (the report prints the word).
  */
 static noinline unsigned long kpb_kernel_body(unsigned long x)
 {
 	return jiffies_to_usecs(x);
 }
 
+#ifdef CONFIG_RISCV
+/*
+ * Where a hit's instructions go, on riscv: instret (with -icount, the
+ * instructions retired) read before the call, in the pre_handler, in the
+ * post_handler and after the call, by kpb_segments(). Where S-mode may
+ * not read it, the read faults and is skipped (0).
+ */
+static unsigned long kpb_seg[4];
+static bool kpb_seg_on;
+
+static __always_inline unsigned long kpb_instret(void)
+{
+	unsigned long v = 0;
+
+	asm volatile("1:	csrr	%0, instret\n2:\n" _ASM_EXTABLE(1b, 2b) : "+r" (v));
+	return v;
+}
+
+#define KPB_STAMP(i)	do { if (kpb_seg_on) kpb_seg[i] = kpb_instret(); } while (0)
+#else
+#define KPB_STAMP(i)	do { } while (0)
+#endif
+
 static int kpb_pre(struct kprobe *p, struct pt_regs *regs)
 {
+	KPB_STAMP(1);
 	kpb_hits++;
 	return 0;
 }
@@ -108,6 +137,7 @@ static int kpb_pre(struct kprobe *p, struct pt_regs *regs)
 static void kpb_post(struct kprobe *p, struct pt_regs *regs,
 		     unsigned long flags)
 {
+	KPB_STAMP(2);
 	kpb_posts++;
 }
 
@@ -273,6 +303,42 @@ static const struct kpb_hit kpb_hit_items[] = {
 	{ "kret_kernel", kpb_kernel_entry, jiffies_to_msecs, KPB_KRETPROBE },
 };
 
+#ifdef CONFIG_RISCV
+/*
+ * One hit of @h, cut at its handlers: instructions from the call to the
+ * pre_handler, from there to the post_handler (when there is one) and
+ * to the call's return. The last of three calls, interrupts off.
+ */
+static void kpb_segments(const struct kpb_hit *h)
+{
+	unsigned long flags;
+	int i;
+
+	WRITE_ONCE(kpb_seg_on, true);
+	for (i = 0; i < 3; i++) {
+		local_irq_save(flags);
+		kpb_seg[1] = 0;
+		kpb_seg[2] = 0;
+		kpb_seg[0] = kpb_instret();
+		WRITE_ONCE(kpb_sink, h->fn(1));
+		kpb_seg[3] = kpb_instret();
+		local_irq_restore(flags);
+	}
+	WRITE_ONCE(kpb_seg_on, false);
+	if (!kpb_seg[0] || !kpb_seg[1])
+		return;
+	pr_info("KPB-SEG item=%s to_pre=%lu pre_to_post=%lu to_return=%lu total=%lu\n",
+		h->item, kpb_seg[1] - kpb_seg[0],
+		kpb_seg[2] ? kpb_seg[2] - kpb_seg[1] : 0,
+		kpb_seg[3] - (kpb_seg[2] ? kpb_seg[2] : kpb_seg[1]),
+		kpb_seg[3] - kpb_seg[0]);
+}
+#else
+static void kpb_segments(const struct kpb_hit *h)
+{
+}
+#endif
+
 static void kpb_hit_one(const struct kpb_hit *h)
 {
 	static u64 base[KPB_MAX_REPS], probed[KPB_MAX_REPS];
@@ -285,6 +351,13 @@ static void kpb_hit_one(const struct kpb_hit *h)
 	int ret;
 
 	addr = (void *)h->at;
+#ifdef CONFIG_RISCV
+	/* ftrace's call site: a 4-byte NOP, or AUIPC t0 while in use. */
+	if (addr == (const char *)jiffies_to_usecs + KPB_BODY_OFF &&
+	    (get_unaligned_le32(jiffies_to_usecs) == 0x00000013 ||
+	     (get_unaligned_le32(jiffies_to_usecs) & 0xfff) == 0x297))
+		addr += 8;
+#endif
 	for (r = 0; r < reps; r++)
 		base[r] = kpb_time(h->fn, calls);
 
@@ -324,6 +397,7 @@ static void kpb_hit_one(const struct kpb_hit *h)
 	}
 	if (brk_o >= 0)
 		brk_o = kpb_brks_ours() - brk_o;
+	kpb_segments(h);
 
 	if (h->kind == KPB_KRETPROBE)
 		unregister_kretprobe(&rp);
