@@ -23,7 +23,7 @@ add arm       arm     arm-linux-gnueabihf-   gcc-arm-linux-gnueabihf \
 	"CONFIG_MMU=y CONFIG_ARCH_MULTI_V7=y CONFIG_ARCH_VIRT=y CONFIG_AEABI=y"
 add arm64     arm64   aarch64-linux-gnu-     gcc-aarch64-linux-gnu
 add riscv64   riscv   riscv64-linux-gnu-     gcc-riscv64-linux-gnu \
-	"CONFIG_MMU=y CONFIG_NONPORTABLE=n"
+	"CONFIG_MMU=y CONFIG_NONPORTABLE=n CONFIG_FUNCTION_GRAPH_TRACER=y"
 add ppc64le   powerpc powerpc64le-linux-gnu- gcc-powerpc64le-linux-gnu \
 	"CONFIG_PPC64=y CONFIG_CPU_LITTLE_ENDIAN=y"
 add s390x     s390    s390x-linux-gnu-       gcc-s390x-linux-gnu

@@ -627,13 +627,15 @@ EOF
 
 a64=arch/arm64/kernel/probes
 g rm -q $a64/kprobes.c $a64/kprobes_trampoline.S
-# put_a64_headers BLOCK...: asm/kprobes.h and the Makefile without the
-# parts (KPROBES_ON_FTRACE, OPTPROBES) that later patches add.
-put_a64_headers() {
-	local pat
+# put_probes_headers DIR HEADER BLOCK...: DIR/Makefile and HEADER (an
+# asm/kprobes.h) without the parts (KPROBES_ON_FTRACE, OPTPROBES) that
+# later patches add.
+put_probes_headers() {
+	local dir=$1 hdr=$2 pat
+	shift 2
 	pat=$(IFS='|'; echo "$*")
-	mkdir -p "$work/$a64"
-	python3 - "$repo/$a64/Makefile" "$pat" > "$work/$a64/Makefile" <<'PY'
+	mkdir -p "$work/$dir"
+	python3 - "$repo/$dir/Makefile" "$pat" > "$work/$dir/Makefile" <<'PY'
 import re, sys
 words = {'KPROBES_ON_FTRACE': r'ftrace', 'OPTPROBES': r'optimiz|optprobe'}
 pat = '|'.join(words[b] for b in sys.argv[2].split('|'))
@@ -644,8 +646,7 @@ for line in text.splitlines():
     if not re.search(pat, line):
         print(line)
 PY
-	python3 - "$repo/arch/arm64/include/asm/kprobes.h" "$pat" \
-		> "$work/arch/arm64/include/asm/kprobes.h" <<'PY'
+	python3 - "$repo/$hdr" "$pat" > "$work/$hdr" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 # A block's #else part (the stubs for the option unset) stays, unguarded.
@@ -654,7 +655,10 @@ for b in sys.argv[2].split('|'):
                   lambda m: m.group(1) + '\n' if m.group(1) else '', text, flags=re.S)
 print(text, end='')
 PY
-	g add -f $a64/Makefile arch/arm64/include/asm/kprobes.h
+	g add -f "$dir/Makefile" "$hdr"
+}
+put_a64_headers() {
+	put_probes_headers $a64 arch/arm64/include/asm/kprobes.h "$@"
 }
 put_a64_headers KPROBES_ON_FTRACE OPTPROBES
 add $a64/breakpoint.c $a64/arming.c $a64/kretprobe.c $a64/kretprobe_trampoline.S
@@ -824,8 +828,7 @@ EOF
 
 rv=arch/riscv/kernel/probes
 g rm -q $rv/kprobes.c
-put arch/riscv/include/asm/kprobes.h
-put_no_kunit $rv/Makefile
+put_probes_headers $rv arch/riscv/include/asm/kprobes.h KPROBES_ON_FTRACE
 add $rv/breakpoint.c $rv/arming.c $rv/liveness.c
 commit "riscv: kprobes: a breakpoint path of our own, boosted copies" <<'EOF'
 Replace riscv's kprobes.c with code written against
@@ -877,6 +880,45 @@ What changes:
 
 Error codes are the tree's riscv ones: -EILSEQ for an odd address or
 one inside an instruction, -EINVAL for a refused instruction, -ENOMEM.
+EOF
+
+add $rv/ftrace_entry.c $rv/ftrace_stub.S
+put arch/riscv/include/asm/kprobes.h
+put_no_kunit $rv/Makefile
+commit "riscv: kprobes: probes at ftrace sites" <<'EOF'
+A traced riscv function starts with ftrace's call site, "auipc t0;
+jalr t0" at its symbol. Serve a probe there by ftrace, as x86-64 and
+arm64 serve one at theirs: the core puts the site in its ftrace_ops'
+filter and no exception is taken. The site's second word stays refused
+(-EILSEQ).
+
+riscv has DYNAMIC_FTRACE_WITH_ARGS only: ftrace_caller saves a0-a7, ra,
+sp, the resume address and, with the graph tracer's frame test, s0; not
+a pt_regs. While kprobes alone traces a function, ftrace calls our
+ftrace_ops' own trampoline (ftrace_ops::trampoline) straight from the
+call site: it saves every register as the entry's pt_regs, with two
+frame records so that a stack trace from a handler shows the function
+and its caller, runs the probe, and loads back ra, s0-s11 and a0-a7,
+which a handler may change (a kretprobe puts its trampoline in ra).
+No generic ftrace code runs on that path. With other ftrace users of
+the function, ftrace_caller calls kprobe_ftrace_handler through its
+list: an assembly stub that saves s0-s11, still the function's when
+ftrace_caller called it itself, and builds the pt_regs from them and
+ftrace_regs; s1-s11 read 0 through the list. kprobes.rst says which
+registers a handler sees and may change.
+
+The pre_handler sees the symbol as pc, as a breakpoint there would show
+it; the post_handler the address after the call site. A pre_handler
+that resumes inside the call site goes on after it (through it again
+it would hit the probe again, for ever), and one that returns for the
+function (pc = ra: fail_function, bpf_override_return) goes through a
+"ret", so that a direct trampoline on the function (BPF fexit) does
+not call the caller's code as the function's body.
+
+A kretprobe's rethook records s0 at the entry and checks it at the
+return, so the patch that selects HAVE_KPROBES_ON_FTRACE for riscv
+(at the end of the series, with arm64's) does so only with the graph
+tracer and frame pointers, where ftrace_caller keeps s0.
 EOF
 
 # ---- samples, tests, documentation ----------------------------------------
@@ -1025,7 +1067,14 @@ functions' slots in module space within reach; the simulated kinds
 CSR access, FENCE and an LR/SC sequence refused with -EINVAL, an
 address inside a 4-byte instruction and an odd one with -EILSEQ; a
 redirecting pre_handler; nested hits; one register_kprobes() of 32
-probes costing one stop_machine() each way.
+probes costing one stop_machine() each way; and probes at function
+entries on ftrace: no exception, the registers the handlers see (s0-s11
+also with another ftrace user of the function), a stack trace through
+the function, the call site's second word refused, a redirecting
+pre_handler and a post_handler changing an argument on both of ftrace's
+paths, resuming inside the call site, probes and another ftrace user
+coming and going while another CPU calls, a return beside a direct
+trampoline, and a kretprobe beside a kprobe.
 EOF
 
 put Documentation/trace/kprobes.rst

@@ -138,7 +138,7 @@ static __always_inline unsigned long resume_pc(unsigned long ip, const struct pt
 
 /* A post_handler at an entry: it sees the pc after the call site. */
 static noinline notrace void run_post_handler(struct kprobe *p, struct pt_regs *regs,
-				      kprobe_post_handler_t post)
+					      kprobe_post_handler_t post)
 {
 	regs->epc = (unsigned long)p->addr + MCOUNT_INSN_SIZE;
 	__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_SSDONE);
