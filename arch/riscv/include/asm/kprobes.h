@@ -78,6 +78,8 @@ bool kprobe_single_step_handler(struct pt_regs *regs);
  */
 unsigned int kprobe_free_register(unsigned long addr, unsigned long start,
 				  unsigned long end);
+/* Drop what liveness.c decoded of text in [@start, @end), going away. */
+void kprobe_forget_decoded(unsigned long start, unsigned long end);
 
 /* Queue writing @len bytes of @insn at @addr (arming.c); text_mutex held. */
 void kprobe_queue_text_write(void *addr, u32 insn, unsigned int len);

@@ -160,7 +160,7 @@ static int walk_to(unsigned long addr, unsigned long func)
 }
 
 /**
- * arch_kprobe_text_gone() - forget the last walk when its text goes
+ * arch_kprobe_text_gone() - forget the last walk and decoded text when it goes
  * @start: first byte of the text going away
  * @end: the byte after its last
  *
@@ -171,6 +171,7 @@ void arch_kprobe_text_gone(unsigned long start, unsigned long end)
 	kprobe_assert_mutex_held();
 	if (last_walk.func >= start && last_walk.func < end)
 		last_walk.func = 0;
+	kprobe_forget_decoded(start, end);
 }
 
 /*

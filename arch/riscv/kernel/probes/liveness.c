@@ -34,6 +34,8 @@
 #include <linux/bits.h>
 #include <linux/extable.h>
 #include <linux/kprobes.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
 #include <asm/insn.h>
 
 /* Instructions one query follows at most, over all its paths. */
@@ -259,10 +261,100 @@ static void decode_at(unsigned long pc, struct insn_effect *e)
 	e->writes &= ~BIT(0);
 }
 
+/*
+ * The effects of the last function scanned, decoded once: the probes of
+ * a batch, or of a tool walking a function, mostly share a function, and
+ * their scans go over much of the same text. An entry per 2-byte
+ * position (len 0: not decoded yet), for functions up to DECODED_MAX.
+ * kprobe_mutex guards it; kprobe_forget_decoded() drops it when its text
+ * goes, and only text whose going the core hears of is kept.
+ *
+ * An entry outlives later changes to the text: kprobes' own EBREAKs
+ * (the instruction still runs, simulated or from a slot, and a boosted
+ * copy's jump writes only a register proven dead there), a jump label
+ * site (a 4-byte NOP or a JAL x0 decode the same either way) and ftrace's
+ * call site (its AUIPC writes t0, which is dead at a function's entry;
+ * the JALR and the NOPs end a scan).
+ */
+#define DECODED_MAX	SZ_8K
+
+struct decoded {
+	u32 reads;
+	u32 writes;
+	s32 target;
+	u8 len;
+	u8 flow;
+};
+
+static struct {
+	unsigned long start, end;
+	struct decoded *at;	/* (pc - start) / 2 */
+} decoded;
+
 struct scan {
 	unsigned long start, end;
 	unsigned int budget, depth;
+	struct decoded *decoded;	/* this function's, or NULL */
 };
+
+/* decode_at(), through the function's decoded entries when it has them. */
+static void effect_at(struct scan *s, unsigned long pc, struct insn_effect *e)
+{
+	struct decoded *d;
+
+	if (!s->decoded) {
+		decode_at(pc, e);
+		return;
+	}
+	d = &s->decoded[(pc - s->start) / 2];
+	if (!d->len) {
+		decode_at(pc, e);
+		d->reads = e->reads;
+		d->writes = e->writes;
+		d->target = e->target;
+		d->flow = e->flow;
+		d->len = e->len;
+		return;
+	}
+	e->reads = d->reads;
+	e->writes = d->writes;
+	e->target = d->target;
+	e->flow = d->flow;
+	e->len = d->len;
+}
+
+/*
+ * The decoded entries of [@start, @end), kept from the last scan of the
+ * same function or new; NULL for a function too large, or no memory.
+ */
+static struct decoded *decoded_for(unsigned long start, unsigned long end)
+{
+	if (decoded.at && decoded.start == start && decoded.end == end)
+		return decoded.at;
+	if (end - start > DECODED_MAX || !kprobe_hears_text_gone(start))
+		return NULL;
+	kvfree(decoded.at);
+	decoded.at = kvcalloc((end - start) / 2, sizeof(*decoded.at), GFP_KERNEL);
+	decoded.start = start;
+	decoded.end = end;
+	return decoded.at;
+}
+
+/**
+ * kprobe_forget_decoded() - drop the decoded text of a function going away
+ * @start: first byte of the text going away
+ * @end: the byte after its last
+ *
+ * kprobe_mutex held. Other text may be loaded there.
+ */
+void kprobe_forget_decoded(unsigned long start, unsigned long end)
+{
+	kprobe_assert_mutex_held();
+	if (decoded.at && decoded.start < end && decoded.end > start) {
+		kvfree(decoded.at);
+		decoded.at = NULL;
+	}
+}
 
 /*
  * Of the registers in @undecided, those dead at @pc: written before read
@@ -276,7 +368,7 @@ static u32 dead_at(struct scan *s, unsigned long pc, u32 undecided)
 	while (undecided) {
 		if (pc < s->start || pc + 2 > s->end || !s->budget)
 			break;
-		decode_at(pc, &e);
+		effect_at(s, pc, &e);
 		if (pc + e.len > s->end)
 			break;
 		s->budget--;
@@ -325,6 +417,8 @@ static u32 dead_at(struct scan *s, unsigned long pc, u32 undecided)
  * @start: the function's first byte
  * @end: the byte after its last
  *
+ * kprobe_mutex held.
+ *
  * Return: the number of a register (t0-t6 first, then a7 down to a0)
  * that every path from @addr writes before reading it, or 0 when none
  * could be proven so.
@@ -333,7 +427,11 @@ unsigned int kprobe_free_register(unsigned long addr, unsigned long start,
 				  unsigned long end)
 {
 	struct scan s = { .start = start, .end = end, .budget = SCAN_BUDGET };
-	u32 dead = dead_at(&s, addr, REGS_T | REGS_A);
+	u32 dead;
+
+	kprobe_assert_mutex_held();
+	s.decoded = decoded_for(start, end);
+	dead = dead_at(&s, addr, REGS_T | REGS_A);
 
 	if (dead & REGS_T)
 		return __ffs(dead & REGS_T);
