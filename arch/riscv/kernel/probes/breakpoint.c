@@ -606,6 +606,14 @@ notrace bool kprobe_breakpoint_handler(struct pt_regs *regs)
 
 	if (unlikely(p == &kprobe_index_empty))
 		return unowned_ebreak(regs);
+	/*
+	 * The flags are read once, before any store, and the hit counted
+	 * before the per-CPU state is written. A probe at an ftrace site is
+	 * ftrace's call: an EBREAK there is someone else's (kgdb's, say).
+	 */
+	flags = READ_ONCE(p->flags);
+	if (unlikely(flags & KPROBE_FLAG_FTRACE))
+		return unowned_ebreak(regs);
 	count_ebreak_trap();
 	/*
 	 * This CPU's hit state, addressed once: every per-CPU access would
@@ -616,11 +624,6 @@ notrace bool kprobe_breakpoint_handler(struct pt_regs *regs)
 	if (unlikely(*running))
 		return nested_hit(p, *running, regs, kcb);
 
-	/*
-	 * The flags are read once, before any store, and the hit counted
-	 * before the per-CPU state is written.
-	 */
-	flags = READ_ONCE(p->flags);
 	enabled = !(flags & (KPROBE_FLAG_DISABLED | KPROBE_FLAG_GONE));
 	if (enabled)
 		kprobe_count_hit(p);
