@@ -118,12 +118,13 @@ void kprobe_ftrace_return(void);
  *    probe again, for ever, where a step of the probed instruction goes
  *    on after it;
  *  - to ra, back to the caller (fail_function, bpf_override_return):
- *    through a "ret". With a direct trampoline on the function (BPF
- *    fexit, fmod_ret), ftrace_caller jumps to it with the pc it would
- *    resume at, which the trampoline calls as the function's body: the
- *    caller's code would run as a callee. The "ret" returns from the
- *    body instead, to the trampoline, which returns to the caller, as
- *    without one;
+ *    through a "ret". With a direct trampoline on the function,
+ *    ftrace_caller jumps to it with the pc it would resume at in t0:
+ *    one that goes on at t0 (BPF's for fentry programs) would run the
+ *    caller's code as the function's rest; the "ret" returns to the
+ *    caller instead, with the handler's a0. BPF's for fexit and fmod_ret
+ *    programs calls the function's body itself (at the symbol + 8), and
+ *    the body's return value is the caller's then, not the handler's;
  *  - anywhere else: there. @ip itself goes through the probe again, as
  *    an EBREAK's would.
  */
@@ -183,7 +184,10 @@ static __always_inline int site_hit(struct kprobe *p, struct pt_regs *regs)
  * @exact: they are the function's (ftrace_caller called us itself)
  *
  * Called only by kprobe_ftrace_handler (ftrace_stub.S). notrace, as
- * ftrace's own callbacks are: tracing it would only recurse.
+ * ftrace's own callbacks are: tracing it would only recurse. @exact is
+ * for an ftrace_caller that calls our ops alone: ftrace sends the sites
+ * only our ops traces to our trampoline instead, so with ftrace as it is
+ * this runs through the list function.
  */
 notrace void kprobe_ftrace_hit(unsigned long ip, unsigned long parent_ip,
 			       struct ftrace_ops *ops, struct ftrace_regs *fregs,

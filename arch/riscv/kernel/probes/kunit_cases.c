@@ -210,13 +210,20 @@ static void test_riscv_kernel_text(struct kunit *test)
 	unsigned int i, boosted = 0;
 	struct kprobe kp, *site;
 	long off;
+	int ret;
 
 	for (i = 0; i < ARRAY_SIZE(syms); i++) {
 		init_probe(&kp, NULL, syms[i], 0, count_pre, NULL);
-		KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
-		if (kprobe_ftrace(&kp)) {
-			/* The first instruction after ftrace's call site. */
+		ret = register_kprobe(&kp);
+		if (!ret && kprobe_ftrace(&kp)) {
 			unregister_kprobe(&kp);
+			ret = -EEXIST;
+		}
+		if (ret) {
+			/*
+			 * ftrace's call site at the symbol (ridden, or refused
+			 * without KPROBES_ON_FTRACE): the instruction after it.
+			 */
 			init_probe(&kp, NULL, syms[i], RV_FTRACE_SITE, count_pre, NULL);
 			KUNIT_ASSERT_EQ(test, 0, register_kprobe(&kp));
 		}
@@ -477,14 +484,25 @@ static void rv_expect_our_trampoline(struct kunit *test, void *fn, bool ours)
 			    "%pS calls %s", fn, name);
 }
 
-/* Probe kptrv_traced1 at its symbol; it rides ftrace's call site there. */
-static void rv_probe_entry(struct kunit *test, struct kprobe *kp,
+/*
+ * Probe kptrv_traced1 at its symbol; it rides ftrace's call site there.
+ * No assertion: a case that fails here has more to undo first.
+ *
+ * Return: whether @kp is registered.
+ */
+static bool rv_probe_entry(struct kunit *test, struct kprobe *kp,
 			   kprobe_pre_handler_t pre, kprobe_post_handler_t post)
 {
+	int ret;
+
 	init_probe(kp, NULL, "kptrv_traced1", 0, pre, post);
-	KUNIT_ASSERT_EQ(test, 0, register_kprobe(kp));
+	ret = register_kprobe(kp);
+	KUNIT_EXPECT_EQ(test, 0, ret);
+	if (ret)
+		return false;
 	KUNIT_EXPECT_PTR_EQ(test, (void *)kp->addr, (void *)kptrv_traced1);
 	KUNIT_EXPECT_TRUE(test, kprobe_ftrace(kp));
+	return true;
 }
 
 /*
@@ -585,7 +603,8 @@ static void test_riscv_ftrace_entry_callee_saved(struct kunit *test)
 {
 	struct kprobe kp;
 
-	rv_probe_entry(test, &kp, rv_entry_pre, NULL);
+	if (!rv_probe_entry(test, &kp, rv_entry_pre, NULL))
+		return;
 	rv_expect_our_trampoline(test, kptrv_traced1, true);
 	KUNIT_EXPECT_EQ(test, kptrv_call_saving(kptrv_traced1, 41), 0x101ULL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
@@ -597,8 +616,12 @@ static void test_riscv_ftrace_entry_callee_saved(struct kunit *test)
 	WRITE_ONCE(rv_entry_set_s1, 0);
 
 	/* Another ftrace user of the same function. */
-	KUNIT_ASSERT_EQ(test, 0, other_ftrace_start(&rv_other_ftrace_ops, rv_other_ftrace_func,
-						    (unsigned long)kp.addr));
+	if (other_ftrace_start(&rv_other_ftrace_ops, rv_other_ftrace_func,
+			       (unsigned long)kp.addr)) {
+		KUNIT_FAIL(test, "another ftrace user refused");
+		unregister_kprobe(&kp);
+		return;
+	}
 	rv_expect_our_trampoline(test, kptrv_traced1, false);
 	rv_other_ftrace_calls = 0;
 	KUNIT_EXPECT_EQ(test, kptrv_call_saving(kptrv_traced1, 7), 0x101ULL);
@@ -645,19 +668,20 @@ static void rv_entry_redirect_and_post(struct kunit *test, bool other)
 		KUNIT_ASSERT_EQ(test, 0, other_ftrace_start(&rv_other_ftrace_ops,
 							    rv_other_ftrace_func,
 							    (unsigned long)kptrv_traced1));
-	rv_probe_entry(test, &kp, rv_entry_return_77, NULL);
-	rv_expect_our_trampoline(test, kptrv_traced1, !other);
-	KUNIT_EXPECT_EQ(test, kptrv_traced1(1), 77ULL);
-	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
-	unregister_kprobe(&kp);
-	KUNIT_EXPECT_EQ(test, kptrv_traced1(1), 2ULL);
-
-	rv_probe_entry(test, &kp, count_pre, rv_entry_post);
-	KUNIT_EXPECT_EQ(test, kptrv_traced1(1), 6ULL);
-	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
-	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
-	KUNIT_EXPECT_EQ(test, rv_post_pc, (unsigned long)kp.addr + RV_FTRACE_SITE);
-	unregister_kprobe(&kp);
+	if (rv_probe_entry(test, &kp, rv_entry_return_77, NULL)) {
+		rv_expect_our_trampoline(test, kptrv_traced1, !other);
+		KUNIT_EXPECT_EQ(test, kptrv_traced1(1), 77ULL);
+		KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+		unregister_kprobe(&kp);
+		KUNIT_EXPECT_EQ(test, kptrv_traced1(1), 2ULL);
+	}
+	if (rv_probe_entry(test, &kp, count_pre, rv_entry_post)) {
+		KUNIT_EXPECT_EQ(test, kptrv_traced1(1), 6ULL);
+		KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
+		KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
+		KUNIT_EXPECT_EQ(test, rv_post_pc, (unsigned long)kp.addr + RV_FTRACE_SITE);
+		unregister_kprobe(&kp);
+	}
 	if (other)
 		other_ftrace_stop(&rv_other_ftrace_ops);
 }
@@ -696,7 +720,8 @@ static void test_riscv_ftrace_entry_skip_site(struct kunit *test)
 	for (i = 0; i < ARRAY_SIZE(to); i++) {
 		rv_skip_to = to[i];
 		reset_counts();
-		rv_probe_entry(test, &kp, rv_entry_skip_pre, NULL);
+		if (!rv_probe_entry(test, &kp, rv_entry_skip_pre, NULL))
+			return;
 		KUNIT_EXPECT_EQ(test, kptrv_traced1(1), 2ULL);
 		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&pre_hits), 1, "resuming at %pS",
 				    (void *)to[i]);
@@ -717,6 +742,7 @@ static void test_riscv_ftrace_entry_churn(struct kunit *test)
 {
 	struct task_struct *hammer;
 	struct kprobe kp;
+	bool other;
 	int i;
 
 	reset_counts();
@@ -727,11 +753,14 @@ static void test_riscv_ftrace_entry_churn(struct kunit *test)
 			KUNIT_FAIL(test, "register_kprobe() failed");
 			break;
 		}
-		if (i % 3 == 1 && other_ftrace_start(&rv_other_ftrace_ops, rv_other_ftrace_func,
-						     (unsigned long)kp.addr))
+		other = i % 3 == 1;
+		if (other && other_ftrace_start(&rv_other_ftrace_ops, rv_other_ftrace_func,
+						(unsigned long)kp.addr)) {
 			KUNIT_FAIL(test, "another ftrace user refused");
+			other = false;
+		}
 		usleep_range(200, 400);
-		if (i % 3 == 1)
+		if (other)
 			other_ftrace_stop(&rv_other_ftrace_ops);
 		unregister_kprobe(&kp);
 	}
@@ -747,9 +776,10 @@ static struct ftrace_ops rv_direct_ops;
 /*
  * A pre_handler at an entry on ftrace that returns for the function
  * (fail_function, bpf_override_return: epc = ra), on a function that
- * also has a direct trampoline which calls its body (BPF fexit). The
- * caller gets the handler's value; the trampoline must not call the
- * caller's code as the body.
+ * also has a direct trampoline which goes on where ftrace's call would
+ * (BPF's for fentry programs, which jumps to t0). The caller gets the
+ * handler's value: the trampoline must not run the caller's code as the
+ * function's body.
  */
 static void test_riscv_ftrace_entry_return_beside_trampoline(struct kunit *test)
 {
@@ -764,17 +794,18 @@ static void test_riscv_ftrace_entry_return_beside_trampoline(struct kunit *test)
 		KUNIT_FAIL(test, "register_ftrace_direct() failed");
 		return;
 	}
-	kptrv_direct_ret = 0;
+	kptrv_direct_runs = 0;
 	KUNIT_EXPECT_EQ(test, kptrv_traced1(1), 2ULL);
-	KUNIT_EXPECT_EQ(test, kptrv_direct_ret, 2ULL);
+	KUNIT_EXPECT_EQ(test, kptrv_direct_runs, 1ULL);
 
 	reset_counts();
-	rv_probe_entry(test, &kp, rv_entry_return_77, NULL);
-	KUNIT_EXPECT_EQ(test, kptrv_traced1(1), 77ULL);
-	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
-	unregister_kprobe(&kp);
+	if (rv_probe_entry(test, &kp, rv_entry_return_77, NULL)) {
+		KUNIT_EXPECT_EQ(test, kptrv_traced1(1), 77ULL);
+		KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+		KUNIT_EXPECT_EQ(test, kptrv_direct_runs, 2ULL);
+		unregister_kprobe(&kp);
+	}
 	KUNIT_EXPECT_EQ(test, kptrv_traced1(3), 4ULL);
-	KUNIT_EXPECT_EQ(test, kptrv_direct_ret, 4ULL);
 	KUNIT_EXPECT_EQ(test, 0, unregister_ftrace_direct(&rv_direct_ops, tramp, true));
 }
 #endif
@@ -790,7 +821,7 @@ static void rv_entry_kretprobe(struct kunit *test, bool other)
 	struct kretprobe rp;
 	unsigned long traps;
 	struct kprobe kp;
-	int i;
+	int i, ret;
 
 	reset_counts();
 	atomic_set(&ret_hits, 0);
@@ -798,9 +829,15 @@ static void rv_entry_kretprobe(struct kunit *test, bool other)
 		KUNIT_ASSERT_EQ(test, 0, other_ftrace_start(&rv_other_ftrace_ops,
 							    rv_other_ftrace_func,
 							    (unsigned long)kptrv_traced1));
-	rv_probe_entry(test, &kp, count_pre, NULL);
+	if (!rv_probe_entry(test, &kp, count_pre, NULL))
+		goto out;
 	init_rp(&rp, "kptrv_traced1", NULL, return_count, 0, 0);
-	KUNIT_ASSERT_EQ(test, 0, register_kretprobe(&rp));
+	ret = register_kretprobe(&rp);
+	KUNIT_EXPECT_EQ(test, 0, ret);
+	if (ret) {
+		unregister_kprobe(&kp);
+		goto out;
+	}
 	KUNIT_EXPECT_PTR_EQ(test, (void *)rp.kp.addr, (void *)kp.addr);
 	traps = ebreak_traps();
 	for (i = 1; i <= 3; i++)
@@ -811,10 +848,11 @@ static void rv_entry_kretprobe(struct kunit *test, bool other)
 	KUNIT_EXPECT_EQ(test, last_retval, 31UL);
 	unregister_kretprobe(&rp);
 	unregister_kprobe(&kp);
-	if (other)
-		other_ftrace_stop(&rv_other_ftrace_ops);
 	KUNIT_EXPECT_EQ(test, kptrv_traced1(1), 2ULL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&ret_hits), 3);
+out:
+	if (other)
+		other_ftrace_stop(&rv_other_ftrace_ops);
 #else
 	kunit_skip(test, "no kretprobes");
 #endif

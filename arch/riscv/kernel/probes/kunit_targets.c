@@ -359,24 +359,22 @@ asm(".pushsection .text, \"ax\"\n"
 
 #ifdef CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS
 	/*
-	 * A direct trampoline as BPF's for fexit: entered with the
-	 * function's body in t0 and its return address in ra, it calls the
-	 * body, keeps what it returned in kptrv_direct_ret and returns.
+	 * A direct trampoline as BPF's for fentry programs: entered with
+	 * the address after the call site in t0 and the function's return
+	 * address in ra, it counts its runs in kptrv_direct_runs and goes
+	 * on at t0. t1 and t2 hold nothing at an entry.
 	 */
 	KPTRV_FUNC(kptrv_direct_tramp)
-	"	addi	sp, sp, -16\n"
-	"	sd	ra, 8(sp)\n"
-	"	jalr	t0\n"
-	"	lla	t1, kptrv_direct_ret\n"
-	"	sd	a0, 0(t1)\n"
-	"	ld	ra, 8(sp)\n"
-	"	addi	sp, sp, 16\n"
-	"	ret\n"
+	"	lla	t1, kptrv_direct_runs\n"
+	"	ld	t2, 0(t1)\n"
+	"	addi	t2, t2, 1\n"
+	"	sd	t2, 0(t1)\n"
+	"	jr	t0\n"
 	KPTRV_END(kptrv_direct_tramp)
 #endif
 
 	".option pop\n"
 	".popsection\n");
 
-u64 kptrv_direct_ret;
+u64 kptrv_direct_runs;
 #endif /* CONFIG_KPROBES_ON_FTRACE */

@@ -31,9 +31,9 @@ u64 kptrv_traced8(u64 a, u64 b, u64 c, u64 d, u64 e, u64 f, u64 g, u64 h);
 u64 kptrv_traced1(u64 a);
 /* fn(arg) with s0 and s1-s11 set to known values; returns s1 after it. */
 u64 kptrv_call_saving(u64 (*fn)(u64), u64 arg);
-/* A direct trampoline on a traced function, and the value it saw returned. */
+/* A direct trampoline for a traced function, and how often it ran. */
 void kptrv_direct_tramp(void);
-extern u64 kptrv_direct_ret;
+extern u64 kptrv_direct_runs;
 
 /* Where the probed instructions are, one pointer each (KPTRV_AT()). */
 extern u16 *const kptrv_addi_probe, *const kptrv_cmv_probe, *const kptrv_caddi_probe,
