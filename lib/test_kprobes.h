@@ -193,7 +193,6 @@ static inline void *make_unmapped(struct kunit *test)
 }
 
 /* A thread that calls a probed function while probes change around it. */
-static bool hammer_stop;
 static atomic_t hammer_calls, hammer_wrong;
 
 /* What @fn returns for rand1, unprobed: every call of the hammer checks it. */
@@ -203,7 +202,11 @@ static inline int hammer_fn(void *data)
 {
 	u32 (*fn)(u32) = data;
 
-	while (!READ_ONCE(hammer_stop)) {
+	/*
+	 * Until kthread_stop(): a thread that returned first could be gone
+	 * by then.
+	 */
+	while (!kthread_should_stop()) {
 		if (fn(rand1) != hammer_expect)
 			atomic_inc(&hammer_wrong);
 		/*
@@ -225,7 +228,6 @@ static inline void hammer_end(void *unused)
 {
 	if (!hammer_running)
 		return;
-	WRITE_ONCE(hammer_stop, true);
 	kthread_stop(hammer_running);
 	hammer_running = NULL;
 }
@@ -241,7 +243,6 @@ static inline struct task_struct *start_hammer_on(struct kunit *test, u32 (*fn)(
 
 	atomic_set(&hammer_wrong, 0);
 	atomic_set(&hammer_calls, 0);
-	WRITE_ONCE(hammer_stop, false);
 	hammer_expect = fn(rand1);
 	hammer = kthread_run(hammer_fn, fn, "kprobes-hammer");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(hammer));
