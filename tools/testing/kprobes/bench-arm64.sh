@@ -100,12 +100,13 @@ modules() {
 			"$t/bench/kprobe_bench_gp.c" "$mod/"
 		# Only ours has the breakpoint and text synchronisation
 		# counters, and only with KPROBES_SANITY_TEST.
-		ours=n
+		ours=n counters=n
+		[ "$which" = ours ] && ours=y
 		[ "$which" = ours ] &&
 			grep -q '^CONFIG_KPROBES_SANITY_TEST=[ym]' "$build/obj-bench-$arch-$which/.config" &&
-			ours=y
+			counters=y
 		echo "  MODULE  bench-$arch, $which kprobes"
-		kmake "$which" M="$mod" KPB_OURS="$ours" modules
+		kmake "$which" M="$mod" KPB_OURS="$ours" KPB_COUNTERS="$counters" modules
 		# /init is bench-arm64/init.c, /bin/kprobe_clients make bench's.
 		"$t/make-initramfs.sh" --bench-$arch "$which"
 	done

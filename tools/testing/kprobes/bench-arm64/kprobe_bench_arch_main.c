@@ -3,7 +3,8 @@
  * kprobe_bench_arch: what arm64 or riscv64 kprobes cost (make bench-arm64,
  * make bench-riscv64), measured with the public kprobes API only, so that
  * the same source builds against our kprobes and against the tree's
- * (KPB_OURS adds the counters only ours has). The probed functions are
+ * (KPB_OURS: ours, whose probes' arch state it reads; KPB_COUNTERS: the
+ * counters ours has with KPROBES_SANITY_TEST). The probed functions are
  * each arch's kprobe_bench_ARCH_fns.S.
  *
  * Meant for QEMU -icount shift=0, where the virtual clock advances 1 ns
@@ -233,7 +234,7 @@ static long kpb_brks_ftrace(void)
 
 static long kpb_brks_ours(void)
 {
-#ifdef KPB_OURS
+#ifdef KPB_COUNTERS
 	unsigned long sum = 0;
 	int cpu;
 
@@ -247,7 +248,7 @@ static long kpb_brks_ours(void)
 
 static long kpb_text_syncs(void)
 {
-#ifdef KPB_OURS
+#ifdef KPB_COUNTERS
 	return READ_ONCE(kprobe_text_syncs);
 #else
 	return -1;
