@@ -912,8 +912,11 @@ it; the post_handler the address after the call site. A pre_handler
 that resumes inside the call site goes on after it (through it again
 it would hit the probe again, for ever), and one that returns for the
 function (pc = ra: fail_function, bpf_override_return) goes through a
-"ret", so that a direct trampoline on the function (BPF fexit) does
-not call the caller's code as the function's body.
+"ret", so that a direct trampoline on the function that goes on where
+ftrace's call would (BPF's for fentry programs) does not run the
+caller's code as the function's rest. BPF's trampoline for fexit and
+fmod_ret programs runs the function's body itself: the caller then gets
+the body's return value, not the handler's.
 
 A kretprobe's rethook records s0 at the entry and checks it at the
 return, so the patch that selects HAVE_KPROBES_ON_FTRACE for riscv

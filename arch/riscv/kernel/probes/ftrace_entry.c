@@ -122,9 +122,10 @@ void kprobe_ftrace_return(void);
  *    ftrace_caller jumps to it with the pc it would resume at in t0:
  *    one that goes on at t0 (BPF's for fentry programs) would run the
  *    caller's code as the function's rest; the "ret" returns to the
- *    caller instead, with the handler's a0. BPF's for fexit and fmod_ret
- *    programs calls the function's body itself (at the symbol + 8), and
- *    the body's return value is the caller's then, not the handler's;
+ *    caller instead, with the handler's a0. BPF's trampoline for fexit
+ *    and fmod_ret programs calls the function's body itself (at the
+ *    symbol + 8), and the caller gets the body's return value then, not
+ *    the handler's;
  *  - anywhere else: there. @ip itself goes through the probe again, as
  *    an EBREAK's would.
  */

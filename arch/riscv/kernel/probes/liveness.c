@@ -272,9 +272,10 @@ static void decode_at(unsigned long pc, struct insn_effect *e)
  * An entry outlives later changes to the text: kprobes' own EBREAKs
  * (the instruction still runs, simulated or from a slot, and a boosted
  * copy's jump writes only a register proven dead there), a jump label
- * site (a 4-byte NOP or a JAL x0 decode the same either way) and ftrace's
- * call site (its AUIPC writes t0, which is dead at a function's entry;
- * the JALR and the NOPs end a scan).
+ * site (decoded as a NOP it ends a scan; as a JAL x0 both ways are
+ * followed, which covers either state) and ftrace's call site (its AUIPC
+ * writes t0, which is dead at a function's entry; the JALR and the NOPs
+ * end a scan).
  */
 #define DECODED_MAX	SZ_8K
 
