@@ -85,7 +85,7 @@ for a in $arches; do
 		if [ -z "$known" ] || [ "$failed" != "$known" ]; then
 			result=FAILED
 		fi
-		for o in kernel/kprobes.o lib/test_kprobes.o samples/kprobes/kprobe_example.o; do
+		for o in kernel/kprobes/core.o lib/test_kprobes.o samples/kprobes/kprobe_example.o; do
 			[ -f "$obj/$o" ] || result=FAILED
 		done
 		[ "$result" = FAILED ] || result="ok (the tree fails in $known)"
