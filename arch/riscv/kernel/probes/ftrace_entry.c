@@ -150,28 +150,31 @@ NOKPROBE_SYMBOL(run_post_handler);
 
 /*
  * The probe @p at the call site @ip was reached, with no other hit
- * running on this CPU: run its handlers on @regs.
+ * running on this CPU (@running, its current_kprobe, is NULL): run its
+ * handlers on @regs. The caller addresses current_kprobe once: each
+ * per-CPU access would load the CPU's offset again.
  *
  * Return: non-zero when a pre_handler chose where the function goes on
  * (regs->epc).
  */
-static __always_inline int site_hit(struct kprobe *p, struct pt_regs *regs)
+static __always_inline int site_hit(struct kprobe *p, struct kprobe **running,
+				    struct pt_regs *regs)
 {
 	unsigned int flags = READ_ONCE(p->flags);
 	kprobe_post_handler_t post;
 
-	__this_cpu_write(current_kprobe, p);
+	*running = p;
 	__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_ACTIVE);
 	kprobe_count_hit(p);
 	if (kprobe_site_pre_handler(p, flags, regs)) {
-		__this_cpu_write(current_kprobe, NULL);
+		*running = NULL;
 		return 1;
 	}
 	/* The post_handler is read once: it may be cleared meanwhile. */
 	post = READ_ONCE(p->post_handler);
 	if (unlikely(post))
 		run_post_handler(p, regs, post);
-	__this_cpu_write(current_kprobe, NULL);
+	*running = NULL;
 	return 0;
 }
 
@@ -195,8 +198,8 @@ notrace void kprobe_ftrace_hit(unsigned long ip, unsigned long parent_ip,
 			       unsigned long *saved, bool exact)
 {
 	struct __arch_ftrace_regs *afregs = arch_ftrace_regs(fregs);
+	struct kprobe *p, **running;
 	struct pt_regs regs;
-	struct kprobe *p;
 	int bit = -1;
 
 	/* Ftrace's recursion guard: a nested call of ours is dropped. */
@@ -206,11 +209,12 @@ notrace void kprobe_ftrace_hit(unsigned long ip, unsigned long parent_ip,
 		return;
 	p = get_kprobe((kprobe_opcode_t *)ip);
 	if (p && !kprobe_disabled(p)) {
-		if (kprobe_running()) {
+		running = this_cpu_ptr(&current_kprobe);
+		if (*running) {
 			kprobes_inc_nmissed_count(p);	/* inside another hit */
 		} else {
 			fill_regs(&regs, ip, afregs, saved, exact);
-			if (site_hit(p, &regs))
+			if (site_hit(p, running, &regs))
 				afregs->epc = resume_pc(ip, &regs);
 			write_back(&regs, afregs, saved, exact);
 		}
@@ -227,7 +231,7 @@ NOKPROBE_SYMBOL(kprobe_ftrace_hit);
  * As kprobe_ftrace_hit(), with what the trampoline makes known: only our
  * ops traces the function, so every register is the function's, and no
  * direct trampoline is there. No recursion guard is needed beside the
- * one every hit path has, kprobe_running(): until current_kprobe is set
+ * one every hit path has, current_kprobe: until it is set
  * this runs only code ftrace does not trace, and a hit nested in the
  * handlers finds it set and is missed. Called only by the trampoline
  * (ftrace_stub.S); notrace, as ftrace's callbacks are.
@@ -237,8 +241,8 @@ NOKPROBE_SYMBOL(kprobe_ftrace_hit);
 notrace unsigned long kprobe_ftrace_trampoline_hit(struct pt_regs *regs, unsigned long ret)
 {
 	unsigned long ip = ret - MCOUNT_INSN_SIZE;
+	struct kprobe *p, **running;
 	unsigned long pc = ret;
-	struct kprobe *p;
 
 	if (unlikely(kprobe_ftrace_disabled))
 		return ret;
@@ -246,12 +250,13 @@ notrace unsigned long kprobe_ftrace_trampoline_hit(struct pt_regs *regs, unsigne
 	p = get_kprobe_inline((void *)ip);
 	if (kprobe_disabled(p))
 		goto out;
-	if (kprobe_running()) {
+	running = this_cpu_ptr(&current_kprobe);
+	if (*running) {
 		kprobes_inc_nmissed_count(p);
 		goto out;
 	}
 	fill_trap_fields(regs, ip);
-	if (site_hit(p, regs))
+	if (site_hit(p, running, regs))
 		pc = resume_pc(ip, regs);
 out:
 	preempt_enable_notrace();
