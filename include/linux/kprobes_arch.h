@@ -31,6 +31,12 @@
  * KPROBE_OPTINSN_SLOT_SIZE or MAX_OPTINSN_SIZE	a detour's size in units;
  *			MAX_OPTINSN_SIZE may be a run-time value (arm and
  *			powerpc: a difference of two symbols)
+ * KPROBE_INSN_ALIGN	bytes an instruction is aligned to, when less
+ *			than a kprobe_opcode_t (riscv: 2); default
+ *			sizeof(kprobe_opcode_t)
+ * arch_kprobe_ready_detour()	with CONFIG_OPTPROBES: finish a site's
+ *			detour before the optimizer sends hits there (see
+ *			below); default: nothing to finish
  * arch_kprobe_counts_hits	true when the arch's hit paths call
  *			kprobe_count_hit() for the site they hit. Default
  *			false: the core then makes every site an aggregate and
@@ -250,6 +256,21 @@ int arch_prepare_optimized_kprobe(struct optimized_kprobe *op,
 
 /* Free the detour; op->optinsn.insn NULL after. Locks as arch_remove_kprobe(). */
 void arch_remove_optimized_kprobe(struct optimized_kprobe *op);
+
+/*
+ * Called by the optimizer, kprobe_mutex held, for a site it is about to
+ * mark KPROBE_FLAG_OPT_READY, from when breakpoint hits continue in the
+ * detour: an arch that builds the detour lazily finishes it here, its
+ * stores ordered before the flag's. False when the site turns out not
+ * to be reachable by a jump; the arch has then removed the detour
+ * (arch_remove_optimized_kprobe()), so the site stays a breakpoint.
+ */
+#ifndef arch_kprobe_ready_detour
+static inline bool arch_kprobe_ready_detour(struct optimized_kprobe *op)
+{
+	return true;
+}
+#endif
 
 /* Non-zero when @op's jump (written or not) covers @addr. kprobe_mutex held. */
 int arch_within_optimized_kprobe(struct optimized_kprobe *op,

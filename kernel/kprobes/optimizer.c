@@ -80,8 +80,18 @@ struct optimized_kprobe *kprobe_detour_site(struct kprobe *p)
 	return p && !kprobe_gone(p) && site_has_detour(p) ? to_op(p) : NULL;
 }
 
-/* Instructions after a site that a jump there may cover, in opcode units. */
-#define OPTIMIZED_SPAN	(MAX_OPTIMIZED_LENGTH / sizeof(kprobe_opcode_t))
+#ifndef KPROBE_INSN_ALIGN
+#define KPROBE_INSN_ALIGN	sizeof(kprobe_opcode_t)
+#endif
+
+/* Places an instruction may start at in a jump's region, after the site's own. */
+#define OPTIMIZED_SPAN	(MAX_OPTIMIZED_LENGTH / KPROBE_INSN_ALIGN)
+
+/* The @k-th place an instruction may start at from @addr on (0: @addr). */
+static kprobe_opcode_t *region_place(kprobe_opcode_t *addr, long k)
+{
+	return (kprobe_opcode_t *)((unsigned long)addr + k * KPROBE_INSN_ALIGN);
+}
 
 /* The first probe inside the region @op's jump would cover, or NULL. */
 static struct kprobe *kprobe_region_probe(struct optimized_kprobe *op)
@@ -90,9 +100,9 @@ static struct kprobe *kprobe_region_probe(struct optimized_kprobe *op)
 	size_t i;
 
 	for (i = 1; i < OPTIMIZED_SPAN; i++) {
-		if (!arch_within_optimized_kprobe(op, op->kp.addr + i))
+		if (!arch_within_optimized_kprobe(op, region_place(op->kp.addr, i)))
 			continue;
-		p = get_kprobe(op->kp.addr + i);
+		p = get_kprobe(region_place(op->kp.addr, i));
 		if (p)
 			return p;
 	}
@@ -255,19 +265,24 @@ void kprobe_site_sync_optimized(struct kprobe_batch *b, struct kprobe *site,
 /*
  * A new probe at @addr: sites whose region covers it lose their jump,
  * written at once so that the new breakpoint does not land in a jump.
+ * A site with no jump in the text has nothing to write: the batch's
+ * other writes stay queued.
  */
 void kprobe_sync_covering_sites(struct kprobe_batch *b, kprobe_opcode_t *addr)
 {
 	struct kprobe *site;
+	bool jumped;
 	int k;
 
 	for (k = 1; k < OPTIMIZED_SPAN; k++) {
-		site = get_kprobe(addr - k);
+		site = get_kprobe(region_place(addr, -k));
 		if (!site || !site_has_detour(site) ||
 		    !arch_within_optimized_kprobe(to_op(site), addr))
 			continue;
+		jumped = kprobe_optimized(site);
 		kprobe_site_sync_optimized(b, site, kprobe_site_wants_armed(site));
-		kprobe_batch_apply_text(b);
+		if (jumped)
+			kprobe_batch_apply_text(b);
 	}
 }
 
@@ -278,7 +293,7 @@ void kprobe_requeue_covering_sites(kprobe_opcode_t *addr)
 	int k;
 
 	for (k = 1; k < OPTIMIZED_SPAN && nr_blocked_sites; k++) {
-		site = get_kprobe(addr - k);
+		site = get_kprobe(region_place(addr, -k));
 		if (site && kprobe_is_aggr(site) &&
 		    site_opt_blocked(site) &&
 		    kprobe_site_check_optimizable(site, kprobe_site_armed(site)))
@@ -319,7 +334,8 @@ static void kprobe_optimizer(struct work_struct *work)
 	kprobe_retire_sites();
 	list_splice_init(&optimizing_list, &claimed);
 	list_for_each_entry_safe(op, next, &claimed, list) {
-		if (kprobe_site_check_optimizable(&op->kp, kprobe_site_armed(&op->kp))) {
+		if (kprobe_site_check_optimizable(&op->kp, kprobe_site_armed(&op->kp)) &&
+		    arch_kprobe_ready_detour(op)) {
 			WRITE_ONCE(op->kp.flags, op->kp.flags | KPROBE_FLAG_OPT_READY);
 			continue;
 		}
