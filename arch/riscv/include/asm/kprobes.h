@@ -78,6 +78,12 @@ bool kprobe_single_step_handler(struct pt_regs *regs);
  */
 unsigned int kprobe_free_register(unsigned long addr, unsigned long start,
 				  unsigned long end);
+/*
+ * May control enter [@lo, @hi) elsewhere than at @lo, within its
+ * function [@start, @end) (liveness.c)?
+ */
+bool kprobe_region_entered(unsigned long lo, unsigned long hi,
+			   unsigned long start, unsigned long end);
 /* Drop what liveness.c decoded of text in [@start, @end), going away. */
 void kprobe_forget_decoded(unsigned long start, unsigned long end);
 
@@ -99,6 +105,59 @@ void kprobe_ftrace_hit(unsigned long ip, unsigned long parent_ip,
 void kprobe_ftrace_trampoline(void);
 unsigned long kprobe_ftrace_trampoline_hit(struct pt_regs *regs, unsigned long ret);
 #define arch_kprobe_ftrace_trampoline	((unsigned long)kprobe_ftrace_trampoline)
+#endif
+
+#ifdef CONFIG_OPTPROBES
+/*
+ * An optimized site's jump, AUIPC and JALR, covers the whole instructions
+ * of its first 8 bytes: 8 bytes, or 10 when a 4-byte instruction straddles
+ * the end (a C.NOP follows the jump then). Instructions start on any
+ * 2-byte boundary. A detour (optimize.c, optprobe.S) is
+ * KPROBE_OPTINSN_SLOT_SIZE words.
+ */
+#define MAX_OPTIMIZED_LENGTH		10
+#define KPROBE_INSN_ALIGN		2
+#define KPROBE_OPTINSN_SLOT_SIZE	20
+
+/**
+ * struct arch_optimized_insn - an optimized site's detour
+ * @insn: the detour's slot, or NULL
+ * @size: bytes the jump covers, 8 or 10, once a detour is taken (or
+ *	laid out for the query file); 0 otherwise
+ * @orig: the bytes the jump replaces, as they are without probes
+ * @jump_reg: the register the jump goes through, free at the site
+ * @written: the detour is written (when the optimizer first claims it)
+ */
+struct arch_optimized_insn {
+	kprobe_opcode_t *insn;
+	unsigned int size;
+	u8 orig[MAX_OPTIMIZED_LENGTH];
+	u8 jump_reg;
+	bool written;
+};
+
+struct optimized_kprobe;
+bool arch_kprobe_ready_detour(struct optimized_kprobe *op);
+#define arch_kprobe_ready_detour arch_kprobe_ready_detour
+
+/* The detour (optprobe.S), its parts, and what it calls (optimize.c). */
+extern const u32 kprobe_optprobe_tmpl[];
+extern const u32 kprobe_optprobe_tmpl_copy[];
+extern const u32 kprobe_optprobe_tmpl_lit[];
+extern const u32 kprobe_optprobe_tmpl_end[];
+void kprobe_optprobe_common(void);
+extern const u32 kprobe_optprobe_redirect_ebreak[];
+int kprobe_optprobe_hit(struct optimized_kprobe *op, struct pt_regs *regs);
+bool kprobe_optprobe_redirect(struct pt_regs *regs);
+/* Where a breakpoint hit of an optimized or optimizing site goes on. */
+unsigned long kprobe_optprobe_copy(struct kprobe *p);
+/* The instruction parcel at @at as it is without probes (kprobe_mutex held). */
+u16 kprobe_text_parcel(unsigned long at);
+#else
+static inline u16 kprobe_text_parcel(unsigned long at)
+{
+	return READ_ONCE(*(u16 *)at);
+}
 #endif
 
 #if IS_ENABLED(CONFIG_KPROBES_SANITY_TEST)

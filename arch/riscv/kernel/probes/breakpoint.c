@@ -57,6 +57,7 @@
 #include <linux/sizes.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#include <asm/cacheflush.h>
 #include <asm/insn.h>
 #include <asm/patch.h>
 #include <asm/sections.h>
@@ -140,12 +141,12 @@ static int walk_to(unsigned long addr, unsigned long func)
 		lr_left = last_walk.lr_left;
 	}
 	for (; at < addr; at += insn_len(lo)) {
-		lo = READ_ONCE(*(u16 *)at);
+		lo = kprobe_text_parcel(at);
 		if (lr_left)
 			lr_left--;
 		if ((lo & 3) != 3)
 			continue;
-		insn = lo | (u32)READ_ONCE(*(u16 *)(at + 2)) << 16;
+		insn = lo | (u32)kprobe_text_parcel(at + 2) << 16;
 		if (is_lr_or_sc(insn))
 			lr_left = insn >> 27 == 2 ? LRSC_SPAN : 0;
 	}
@@ -334,6 +335,10 @@ int arch_prepare_kprobe(struct kprobe *p)
 		return kprobe_refuse(ret, "not an instruction boundary");
 	if (!read_insn(addr, &insn))
 		return kprobe_refuse(-EINVAL, "text that cannot be read");
+	/* Inside an optimized site's region, the text is its jump. */
+	insn = kprobe_text_parcel(addr);
+	if (insn_len(insn) == 4)
+		insn |= (u32)kprobe_text_parcel(addr + 2) << 16;
 	if (ret || is_lr_or_sc(insn))
 		return kprobe_refuse(-EINVAL, "inside an LR/SC sequence");
 	if (inside_ftrace_site(addr))
@@ -532,6 +537,27 @@ static __always_inline void finish_hit(struct kprobe *p, struct pt_regs *regs,
 }
 
 /*
+ * Send a hit of a site the optimizer has claimed (KPROBE_FLAG_OPT_READY
+ * in @flags) on in its detour's copy of the region, so that no hart
+ * enters the region's inside once the optimizer waits for those there;
+ * false for any other site. The flag was read before: FENCE.I makes this
+ * hart fetch the detour as written before the flag was set.
+ */
+static __always_inline bool continue_in_detour(struct kprobe *p, unsigned int flags,
+					       struct pt_regs *regs)
+{
+#ifdef CONFIG_OPTPROBES
+	if (unlikely(flags & KPROBE_FLAG_OPT_READY)) {
+		regs->epc = kprobe_optprobe_copy(p);
+		smp_rmb();
+		local_flush_icache_all();
+		return true;
+	}
+#endif
+	return false;
+}
+
+/*
  * @p was hit while this CPU runs another probe's hit: count a miss and
  * run the instruction without the handlers.
  */
@@ -549,6 +575,8 @@ static notrace bool nested_hit(struct kprobe *p, struct kprobe *cur,
 		return false;
 	}
 	kprobes_inc_nmissed_count(p);
+	if (continue_in_detour(p, READ_ONCE(p->flags), regs))
+		return true;
 	if (!p->ainsn.api.insn) {
 		simulate(p, regs);
 		return true;
@@ -581,6 +609,10 @@ static noinline notrace bool unowned_ebreak(struct pt_regs *regs)
 {
 	u32 insn;
 
+#ifdef CONFIG_OPTPROBES
+	if (kprobe_optprobe_redirect(regs))
+		return true;
+#endif
 	if (!read_insn(regs->epc, &insn))
 		return false;
 	return insn != EBREAK && insn != C_EBREAK;
@@ -635,7 +667,10 @@ notrace bool kprobe_breakpoint_handler(struct pt_regs *regs)
 		return true;
 	}
 	if (p->ainsn.api.insn) {
-		boost_or_step(p, regs, kcb, running, enabled);
+		if (continue_in_detour(p, flags, regs))
+			*running = NULL;
+		else
+			boost_or_step(p, regs, kcb, running, enabled);
 		return true;
 	}
 	simulate(p, regs);

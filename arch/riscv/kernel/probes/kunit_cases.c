@@ -17,6 +17,7 @@
 #include <linux/module.h>
 #include <linux/sizes.h>
 #include <linux/stacktrace.h>
+#include <linux/unaligned.h>
 #include <kunit/test.h>
 #include <asm/ptrace.h>
 
@@ -425,6 +426,250 @@ static void test_riscv_batch(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kptrv_adds(1), 1ULL + RV_BATCH);
 	KUNIT_EXPECT_EQ(test, ebreak_traps() - traps, 0UL);
 }
+
+#ifdef CONFIG_OPTPROBES
+/* ---- optimized probes ------------------------------------------------------ */
+
+/* Is the probe at @addr optimized, with "auipc; jalr x0" in the text? */
+static bool rv_optimized(void *addr)
+{
+	struct kprobe *p = probe_at(addr);
+	u32 auipc = get_unaligned((u32 *)addr), jalr = get_unaligned((u32 *)(addr + 4));
+
+	return p && kprobe_optimized(p) && (auipc & 0x7f) == 0x17 &&
+	       (jalr & 0x707f) == 0x67 && !((jalr >> 7) & 31) &&
+	       ((jalr >> 15) & 31) == ((auipc >> 7) & 31);
+}
+
+/* What the pre_handler of an optimized hit saw. */
+static unsigned long rv_opt_a0, rv_opt_sp, rv_opt_status, rv_opt_trace_pc;
+static bool rv_opt_irqs_on;
+/* Non-zero: the pre_handler returns it for the function, redirecting. */
+static unsigned long rv_opt_return;
+
+static int rv_opt_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	unsigned long trace[8];
+	unsigned int n;
+
+	HANDLER_CHECK(regs->epc == (unsigned long)p->addr);
+	HANDLER_CHECK(kprobe_running() == p);
+	HANDLER_CHECK(!preemptible());
+	WRITE_ONCE(rv_opt_a0, regs->a0);
+	WRITE_ONCE(rv_opt_sp, regs->sp);
+	WRITE_ONCE(rv_opt_status, regs->status);
+	WRITE_ONCE(rv_opt_irqs_on, !irqs_disabled());
+	/* The probed function, as a stack trace from here goes on. */
+	n = stack_trace_save(trace, ARRAY_SIZE(trace), 0);
+	WRITE_ONCE(rv_opt_trace_pc, 0);
+	while (n--)
+		if (trace[n] - (unsigned long)p->addr < 16)
+			WRITE_ONCE(rv_opt_trace_pc, trace[n]);
+	atomic_inc(&pre_hits);
+	if (!rv_opt_return)
+		return 0;
+	/* kptrv_opt's frame goes too: the redirect sets sp. */
+	regs->a0 = rv_opt_return;
+	regs->sp += 16;
+	regs->epc = regs->ra;
+	return 1;
+}
+
+/* Register @kp at @at with rv_opt_pre() and wait until the optimizer is done. */
+static int rv_arm_optimized(struct kunit *test, struct kprobe *kp, void *at)
+{
+	int ret;
+
+	reset_counts();
+	rv_opt_return = 0;
+	init_probe(kp, at, NULL, 0, rv_opt_pre, NULL);
+	ret = register_kprobe(kp);
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	if (ret)
+		return ret;
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_TRUE_MSG(test, rv_optimized(at), "%pS", at);
+	return 0;
+}
+
+/* The optimized @kp's hits: no exception, the probed code's registers. */
+static noinline_for_stack void rv_check_optimized_hits(struct kunit *test, struct kprobe *kp)
+{
+	unsigned long traps = ebreak_traps(), sp = current_stack_pointer;
+	bool off_after;
+
+	KUNIT_EXPECT_EQ(test, kptrv_opt(10), 30ULL);
+	KUNIT_EXPECT_EQ(test, rv_opt_a0, 10UL);
+	/* kptrv_opt took 16 bytes below this frame's sp, or a little lower. */
+	KUNIT_EXPECT_LT(test, rv_opt_sp, sp);
+	KUNIT_EXPECT_GT(test, rv_opt_sp + 256, sp);
+	KUNIT_EXPECT_TRUE(test, rv_opt_status & SR_SPP);
+	KUNIT_EXPECT_TRUE(test, rv_opt_status & SR_SPIE);
+	KUNIT_EXPECT_TRUE(test, rv_opt_irqs_on);
+	KUNIT_EXPECT_NE(test, rv_opt_trace_pc, 0UL);
+	local_irq_disable();
+	KUNIT_EXPECT_EQ(test, kptrv_opt(1), 12ULL);
+	off_after = irqs_disabled();
+	local_irq_enable();
+	KUNIT_EXPECT_TRUE(test, off_after);
+	KUNIT_EXPECT_FALSE(test, rv_opt_irqs_on);
+	KUNIT_EXPECT_FALSE(test, rv_opt_status & SR_SPIE);
+	KUNIT_EXPECT_EQ(test, rv_opt_a0, 1UL);
+	KUNIT_EXPECT_EQ(test, ebreak_traps() - traps, 0UL);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(kp), 2UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
+}
+
+/* A member with a post_handler joins: stepped while it stays. */
+static noinline_for_stack void rv_check_post_member_steps(struct kunit *test)
+{
+	unsigned long traps;
+	struct kprobe post;
+
+	init_probe(&post, kptrv_opt_probe, NULL, 0, NULL, count_post2);
+	KUNIT_ASSERT_EQ(test, 0, register_kprobe(&post));
+	KUNIT_EXPECT_FALSE(test, rv_optimized(kptrv_opt_probe));
+	traps = ebreak_traps();
+	KUNIT_EXPECT_EQ(test, kptrv_opt(10), 30ULL);
+	KUNIT_EXPECT_EQ(test, ebreak_traps() - traps, (unsigned long)RV_STEPPED);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post2_hits), 1);
+	unregister_kprobe(&post);
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_TRUE(test, rv_optimized(kptrv_opt_probe));
+}
+
+/* Disabled, the optimized @kp loses its jump; enabled again, it has it back. */
+static noinline_for_stack void rv_check_optimized_disable(struct kunit *test, struct kprobe *kp)
+{
+	unsigned long traps;
+
+	KUNIT_EXPECT_EQ(test, 0, disable_kprobe(kp));
+	KUNIT_EXPECT_FALSE(test, rv_optimized(kptrv_opt_probe));
+	KUNIT_EXPECT_EQ(test, kptrv_opt(10), 30ULL);
+	KUNIT_EXPECT_EQ(test, 0, enable_kprobe(kp));
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_TRUE(test, rv_optimized(kptrv_opt_probe));
+	traps = ebreak_traps();
+	KUNIT_EXPECT_EQ(test, kptrv_opt(10), 30ULL);
+	KUNIT_EXPECT_EQ(test, ebreak_traps() - traps, 0UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 4);
+}
+
+/*
+ * An optimized probe takes no exception; the handler sees epc at the
+ * probe, the arguments, a stack pointer in the probed function's frame,
+ * the interrupts of the probed code (SPIE) and a stack trace through the
+ * probed function. A post_handler joining takes the jump out at once,
+ * and it comes back when it leaves; so after disabling and enabling.
+ * Unregistering writes the region back.
+ */
+static void test_riscv_optimized(struct kunit *test)
+{
+	u64 orig = get_unaligned((u64 *)kptrv_opt_probe);
+	struct kprobe kp;
+
+	if (rv_arm_optimized(test, &kp, kptrv_opt_probe))
+		return;
+	rv_check_optimized_hits(test, &kp);
+	rv_check_post_member_steps(test);
+	rv_check_optimized_disable(test, &kp);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, get_unaligned((u64 *)kptrv_opt_probe), orig);
+	KUNIT_EXPECT_EQ(test, kptrv_opt(10), 30ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 4);
+}
+
+/*
+ * A pre_handler that returns for the function from an optimized hit,
+ * its frame popped: the function's caller gets its value, sp as before
+ * the call, every other register as the handler left it.
+ */
+static void test_riscv_optimized_redirect(struct kunit *test)
+{
+	struct kprobe kp;
+	int hits = 1;
+
+	if (rv_arm_optimized(test, &kp, kptrv_opt_probe))
+		return;
+	rv_opt_return = 1234;
+	KUNIT_EXPECT_EQ(test, kptrv_opt(10), 1234ULL);
+#ifdef CONFIG_KPROBES_ON_FTRACE
+	/* s1-s11 the caller set, through the redirect. */
+	KUNIT_EXPECT_EQ(test, kptrv_call_saving(kptrv_opt, 10), 0x101ULL);
+	hits++;
+#endif
+	rv_opt_return = 0;
+	KUNIT_EXPECT_EQ(test, kptrv_opt(10), 30ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), hits + 1);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, kptrv_opt(10), 30ULL);
+}
+
+/*
+ * A 10-byte region: its last 2 bytes a C.NOP behind the jump. A probe on
+ * an instruction inside it, whose boundary the jump's text does not
+ * have, is taken (read from what the jump replaced) and the jump taken
+ * out; one inside that instruction is refused. When the inner probe
+ * leaves, the jump comes back.
+ */
+static void test_riscv_optimized_region(struct kunit *test)
+{
+	u8 orig[10];
+	unsigned long traps;
+	struct kprobe kp, inner;
+
+	memcpy(orig, kptrv_opt10_probe, sizeof(orig));
+	if (rv_arm_optimized(test, &kp, kptrv_opt10_probe))
+		return;
+	KUNIT_EXPECT_EQ(test, get_unaligned((u16 *)((u8 *)kptrv_opt10_probe + 8)), 0x0001);
+	traps = ebreak_traps();
+	KUNIT_EXPECT_EQ(test, kptrv_opt10(5), 20ULL);
+	KUNIT_EXPECT_EQ(test, ebreak_traps() - traps, 0UL);
+
+	init_probe(&inner, (u8 *)kptrv_opt10_inside + 2, NULL, 0, count_pre, NULL);
+	EXPECT_REFUSED(test, -EILSEQ, &inner);
+	KUNIT_EXPECT_TRUE(test, rv_optimized(kptrv_opt10_probe));
+	init_probe(&inner, kptrv_opt10_inside, NULL, 0, count_pre, NULL);
+	KUNIT_EXPECT_EQ(test, 0, register_kprobe(&inner));
+	KUNIT_EXPECT_FALSE(test, rv_optimized(kptrv_opt10_probe));
+	traps = ebreak_traps();
+	KUNIT_EXPECT_EQ(test, kptrv_opt10(5), 20ULL);
+	KUNIT_EXPECT_EQ(test, ebreak_traps() - traps, 2UL * RV_BOOSTED);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 3);
+	unregister_kprobe(&inner);
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_TRUE(test, rv_optimized(kptrv_opt10_probe));
+	KUNIT_EXPECT_EQ(test, kptrv_opt10(5), 20ULL);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, memcmp(orig, kptrv_opt10_probe, sizeof(orig)), 0);
+	KUNIT_EXPECT_EQ(test, kptrv_opt10(5), 20ULL);
+}
+
+/*
+ * Left on the EBREAK path: a branch landing inside the region, a
+ * simulated instruction, no free register; each still works.
+ */
+static void test_riscv_optimized_refused(struct kunit *test)
+{
+	struct kprobe kp;
+
+	rv_arm(test, &kp, kptrv_entered_probe, false);
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_FALSE(test, rv_optimized(kptrv_entered_probe));
+	KUNIT_EXPECT_EQ(test, kptrv_entered(10, 3), 17ULL);
+	rv_check(test, &kp, 1, RV_BOOSTED, NULL);
+
+	rv_arm(test, &kp, kptrv_beq_probe, false);
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_FALSE(test, rv_optimized(kptrv_beq_probe));
+	unregister_kprobe(&kp);
+
+	rv_arm(test, &kp, kptrv_nofree_probe, false);
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_FALSE(test, rv_optimized(kptrv_nofree_probe));
+	unregister_kprobe(&kp);
+}
+#endif /* CONFIG_OPTPROBES */
 
 /* ---- probes at function entries, on ftrace ---------------------------------- */
 
@@ -892,6 +1137,12 @@ static struct kunit_case kprobes_riscv_testcases[] = {
 	KUNIT_CASE(test_riscv_redirect),
 	KUNIT_CASE(test_riscv_nested_hit),
 	KUNIT_CASE(test_riscv_batch),
+#ifdef CONFIG_OPTPROBES
+	KUNIT_CASE(test_riscv_optimized),
+	KUNIT_CASE(test_riscv_optimized_redirect),
+	KUNIT_CASE(test_riscv_optimized_region),
+	KUNIT_CASE(test_riscv_optimized_refused),
+#endif
 #ifdef CONFIG_KPROBES_ON_FTRACE
 	KUNIT_CASE(test_riscv_ftrace_entry_regs),
 	KUNIT_CASE(test_riscv_ftrace_entry_callee_saved),

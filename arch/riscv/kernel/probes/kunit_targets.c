@@ -237,6 +237,53 @@ asm(".pushsection .text, \"ax\"\n"
 	"	ret\n"
 	KPTRV_END(kptrv_adds)
 
+	/*
+	 * Optimizable: the region is addi and slli (8 bytes), t1 is
+	 * written after it before anything reads it, so it is free for
+	 * the jump in and the jump back. (x + 3) * 2 + 4
+	 */
+	KPTRV_FUNC(kptrv_opt)
+	"	addi	sp, sp, -16\n"
+	KPTRV_AT(kptrv_opt_probe)
+	"	addi	a0, a0, 3\n"
+	"	slli	a0, a0, 1\n"
+	"	li	t1, 4\n"
+	"	add	a0, a0, t1\n"
+	"	addi	sp, sp, 16\n"
+	"	ret\n"
+	KPTRV_END(kptrv_opt)
+
+	/*
+	 * A 10-byte region: addi, c.addi, and an addi that straddles the
+	 * jump's end; t2 is free. x + 15
+	 */
+	KPTRV_FUNC(kptrv_opt10)
+	KPTRV_AT(kptrv_opt10_probe)
+	"	addi	a0, a0, 1\n"
+	".option rvc\n"
+	"	c.addi	a0, 2\n"
+	".option norvc\n"
+	KPTRV_AT(kptrv_opt10_inside)
+	"	addi	a0, a0, 4\n"
+	"	li	t2, 8\n"
+	"	add	a0, a0, t2\n"
+	"	ret\n"
+	KPTRV_END(kptrv_opt10)
+
+	/*
+	 * A branch lands inside the region after the probe: not
+	 * optimizable, though t1 is free. x + 1 + 2 * n, n >= 1
+	 */
+	KPTRV_FUNC(kptrv_entered)
+	KPTRV_AT(kptrv_entered_probe)
+	"	addi	a0, a0, 1\n"
+	"1:	addi	a0, a0, 2\n"
+	"	addi	a1, a1, -1\n"
+	"	li	t1, 0\n"
+	"	blt	t1, a1, 1b\n"
+	"	ret\n"
+	KPTRV_END(kptrv_entered)
+
 	/* Refused: ebreak, c.ebreak, a CSR access, fence; then x + 1 */
 	KPTRV_FUNC(kptrv_refused)
 	"	j	1f\n"

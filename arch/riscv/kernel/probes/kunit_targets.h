@@ -25,6 +25,9 @@ u64 kptrv_jal(u64 x);
 u64 kptrv_leaf(u64 x);
 u64 kptrv_adds(u64 x);
 u64 kptrv_refused(u64 x);
+u64 kptrv_opt(u64 x);
+u64 kptrv_opt10(u64 x);
+u64 kptrv_entered(u64 x, u64 n);
 
 /* Traced functions, their ftrace call site at the symbol (ftrace entries). */
 u64 kptrv_traced8(u64 a, u64 b, u64 c, u64 d, u64 e, u64 f, u64 g, u64 h);
@@ -45,6 +48,8 @@ extern u16 *const kptrv_addi_probe, *const kptrv_cmv_probe, *const kptrv_caddi_p
 	*const kptrv_adds_probes, *const kptrv_ebreak_probe, *const kptrv_cebreak_probe,
 	*const kptrv_csr_probe, *const kptrv_fence_probe, *const kptrv_tcall_probe,
 	*const kptrv_backjump_probe, *const kptrv_lrsc_lr, *const kptrv_lrsc_add,
-	*const kptrv_lrsc_sc, *const kptrv_lrsc_bnez, *const kptrv_fixup_probe;
+	*const kptrv_lrsc_sc, *const kptrv_lrsc_bnez, *const kptrv_fixup_probe,
+	*const kptrv_opt_probe, *const kptrv_opt10_probe, *const kptrv_opt10_inside,
+	*const kptrv_entered_probe;
 
 #endif /* _RISCV_KPROBES_KUNIT_TARGETS_H */

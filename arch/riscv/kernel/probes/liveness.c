@@ -52,6 +52,7 @@ enum flow {
 	FLOW_JUMP,	/* to .target only */
 	FLOW_BRANCH,	/* to .target or the next instruction */
 	FLOW_STOP,	/* anything the scan does not follow: calls, returns, traps */
+	FLOW_INDIRECT,	/* a jump through a register (a jump table), not a return */
 };
 
 struct insn_effect {
@@ -61,6 +62,7 @@ struct insn_effect {
 	long target;	/* offset of a jump's or branch's target */
 	unsigned int len;
 	bool access;	/* may access memory, so fault */
+	bool fixup;	/* has an exception table entry */
 };
 
 /* x8-x15, named by a 3-bit field of a compressed instruction. */
@@ -97,7 +99,7 @@ static void decode32(u32 insn, struct insn_effect *e)
 	case 0x67:	/* JALR: calls, returns, indirect jumps */
 		e->reads = rs1;
 		e->writes = rd;
-		e->flow = FLOW_STOP;
+		e->flow = rd == BIT(0) && rs1 != BIT(1) ? FLOW_INDIRECT : FLOW_STOP;
 		break;
 	case 0x63:	/* BRANCH */
 		e->reads = rs1 | rs2;
@@ -212,7 +214,7 @@ static void decode16(u32 insn, struct insn_effect *e)
 		} else {
 			/* C.JR, C.JALR, C.EBREAK */
 			e->reads = rd;
-			e->flow = FLOW_STOP;
+			e->flow = !(insn & BIT(12)) && rd != BIT(1) ? FLOW_INDIRECT : FLOW_STOP;
 		}
 		break;
 	case 2 << 3 | 6:	/* C.SWSP */
@@ -233,7 +235,7 @@ static void decode16(u32 insn, struct insn_effect *e)
  */
 static void decode_at(unsigned long pc, struct insn_effect *e)
 {
-	u16 lo = READ_ONCE(*(u16 *)pc), hi;
+	u16 lo = kprobe_text_parcel(pc), hi;
 
 	memset(e, 0, sizeof(*e));
 	if ((lo & 3) != 3) {
@@ -244,7 +246,7 @@ static void decode_at(unsigned long pc, struct insn_effect *e)
 		e->len = 2;
 		e->flow = FLOW_STOP;
 	} else {
-		hi = READ_ONCE(*(u16 *)(pc + 2));
+		hi = kprobe_text_parcel(pc + 2);
 		e->len = 4;
 		decode32(lo | (u32)hi << 16, e);
 	}
@@ -255,6 +257,7 @@ static void decode_at(unsigned long pc, struct insn_effect *e)
 	if (e->access && search_exception_tables(pc)) {
 		e->writes = 0;
 		e->flow = FLOW_STOP;
+		e->fixup = true;
 	}
 	/* Nothing is read from, or dies in, x0. */
 	e->reads &= ~BIT(0);
@@ -285,6 +288,7 @@ struct decoded {
 	s32 target;
 	u8 len;
 	u8 flow;
+	bool fixup;
 };
 
 static struct {
@@ -315,6 +319,7 @@ static void effect_at(struct scan *s, unsigned long pc, struct insn_effect *e)
 		d->target = e->target;
 		d->flow = e->flow;
 		d->len = e->len;
+		d->fixup = e->fixup;
 		return;
 	}
 	e->reads = d->reads;
@@ -322,6 +327,7 @@ static void effect_at(struct scan *s, unsigned long pc, struct insn_effect *e)
 	e->target = d->target;
 	e->flow = d->flow;
 	e->len = d->len;
+	e->fixup = d->fixup;
 }
 
 /*
@@ -405,6 +411,7 @@ static u32 dead_at(struct scan *s, unsigned long pc, u32 undecided)
 			pc += e.len;
 			continue;
 		case FLOW_STOP:
+		case FLOW_INDIRECT:
 			break;
 		}
 		break;
@@ -440,3 +447,61 @@ unsigned int kprobe_free_register(unsigned long addr, unsigned long start,
 		return __fls(dead);
 	return 0;
 }
+
+#ifdef CONFIG_OPTPROBES
+/* Where the fix-up of the access at @pc, which has one, goes on. */
+static unsigned long fixup_at(unsigned long pc)
+{
+	const struct exception_table_entry *ex = search_exception_tables(pc);
+
+	return ex ? (unsigned long)&ex->fixup + ex->fixup : 0;
+}
+
+/* Is the JALR at @pc a far tail call, "auipc rX; jalr x0, rX", not a jump table's? */
+static bool is_far_tail(unsigned long pc, unsigned long start)
+{
+	u32 jalr, auipc;
+
+	if (pc < start + 4)
+		return false;
+	jalr = kprobe_text_parcel(pc) | (u32)kprobe_text_parcel(pc + 2) << 16;
+	auipc = kprobe_text_parcel(pc - 4) | (u32)kprobe_text_parcel(pc - 2) << 16;
+	return (jalr & 0x7f) == 0x67 && (auipc & 0x7f) == 0x17 &&
+	       ((auipc >> 7) & 31) == ((jalr >> 15) & 31);
+}
+
+/**
+ * kprobe_region_entered() - may control arrive inside [@lo, @hi) but at @lo?
+ * @lo: first byte of a jump's region
+ * @hi: the byte after its last
+ * @start: its function's first byte
+ * @end: the byte after the function's last
+ *
+ * kprobe_mutex held. The function's instructions are walked from its
+ * start: a branch or jump to inside the region, an exception fix-up
+ * there, or a jump through a register other than a far tail call's (a
+ * jump table's: where it goes is data) say yes. Calls into the middle of a function, and jumps from
+ * other functions, do not happen in C.
+ *
+ * Return: true when the region may be entered elsewhere than at @lo.
+ */
+bool kprobe_region_entered(unsigned long lo, unsigned long hi,
+			   unsigned long start, unsigned long end)
+{
+	struct scan s = { .start = start, .end = end };
+	struct insn_effect e;
+	unsigned long pc, to;
+
+	kprobe_assert_mutex_held();
+	s.decoded = decoded_for(start, end);
+	for (pc = start; pc + 2 <= end; pc += e.len) {
+		effect_at(&s, pc, &e);
+		if (e.flow == FLOW_INDIRECT && !is_far_tail(pc, start))
+			return true;
+		to = e.fixup ? fixup_at(pc) : pc + e.target;
+		if ((e.target || e.fixup) && to > lo && to < hi)
+			return true;
+	}
+	return false;
+}
+#endif
