@@ -288,8 +288,27 @@ def clients(ours_log, up_log, more, out):
     bench_clients.clients(runs[0], runs[1], skips, out)
 
 
+RV_MAJOR = {0x03: "load", 0x13: "op-imm", 0x17: "auipc", 0x1b: "op-imm-32", 0x23: "store",
+            0x2f: "amo", 0x33: "op", 0x37: "lui", 0x3b: "op-32", 0x63: "branch",
+            0x67: "jalr", 0x6f: "jal", 0x73: "system", 0x0f: "fence"}
+RV_C = {(0, 0): "c.addi4spn", (0, 2): "c.lw", (0, 3): "c.ld", (0, 6): "c.sw", (0, 7): "c.sd",
+        (1, 0): "c.addi", (1, 1): "c.addiw", (1, 2): "c.li", (1, 3): "c.lui/addi16sp",
+        (1, 4): "c.alu", (1, 5): "c.j", (1, 6): "c.beqz", (1, 7): "c.bnez",
+        (2, 0): "c.slli", (2, 2): "c.lwsp", (2, 3): "c.ldsp", (2, 4): "c.mv/add/jr/jalr",
+        (2, 6): "c.swsp", (2, 7): "c.sdsp"}
+
+
+def rv_insn_kind(w):
+    """A name for the kind of the RISC-V instruction whose first parcel is in w."""
+    if w & 3 != 3:
+        return RV_C.get((w & 3, (w >> 13) & 7), "c.other")
+    return RV_MAJOR.get(w & 0x7f, "other")
+
+
 def insn_kind(w):
-    """A name for the kind of a 32-bit A64 instruction the optimizer left."""
+    """A name for the kind of an instruction the optimizer left."""
+    if ARCH == "riscv64":
+        return rv_insn_kind(w)
     kinds = [
         (0xffffffff, 0xd503233f, "paciasp"), (0xffffffff, 0xd503237f, "pacibsp"),
         (0xffffff3f, 0xd503241f, "bti"), (0xfffffc1f, 0xd63f0000, "blr"),
@@ -309,8 +328,11 @@ def cover(ours, up, out):
     out("")
     out("Optimized body offsets: a probe at every offset from +4 to the end of")
     out("ordinary functions (from kernel_read(), kstrtoull(), jiffies_to_msecs()")
-    out("on), each registered alone; probe-able: register_kprobe() took it;")
-    out("optimized: its word became a B after wait_for_kprobe_optimizer()")
+    out("on), registered together (riscv64: in five rounds, probes five instructions")
+    out("apart, so that none is inside another's jump); probe-able: register_kprobe()")
+    out("took it; optimized: its word became a jump (%s) after" %
+        ("an AUIPC" if ARCH == "riscv64" else "a B"))
+    out("wait_for_kprobe_optimizer()")
     out("%-32s %5s %7s %8s %8s %8s %8s" % ("function", "size", "offsets", "probed",
                                           "opt", "probed", "opt"))
     out("%-32s %5s %7s %8s %8s %8s %8s" % ("", "", "", "ours", "ours", "up", "up"))
@@ -335,7 +357,7 @@ def cover(ours, up, out):
         k = insn_kind(int(w["insn"], 16))
         left[k] = left.get(k, 0) + 1
     if left:
-        out("ours, left a BRK, by kind: " + ", ".join(
+        out("ours, left a%s %s, by kind: " % ("n" if KINDS["exc"][0] in "AEIOU" else "", KINDS["exc"]) + ", ".join(
             "%s %d" % kv for kv in sorted(left.items(), key=lambda kv: -kv[1])))
 
 

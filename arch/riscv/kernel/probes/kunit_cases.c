@@ -156,8 +156,9 @@ static void test_riscv_branch_liveness(struct kunit *test)
 }
 
 /*
- * t0 live across a call after the probe: nothing proves a register
- * free, so the copy is stepped, and t0 reaches the result.
+ * t0 live across a call after the probe: no t or a register is proven
+ * free, but ra, which the call writes: the copy is boosted through it,
+ * and t0 reaches the result.
  */
 static void test_riscv_live_across_call(struct kunit *test)
 {
@@ -167,7 +168,7 @@ static void test_riscv_live_across_call(struct kunit *test)
 	rv_arm(test, &kp, kptrv_tcall_probe, false);
 	KUNIT_EXPECT_EQ(test, kptrv_tcall(1), 10ULL);
 	KUNIT_EXPECT_EQ(test, kptrv_tcall(2), 11ULL);
-	rv_check(test, &kp, 2, RV_STEPPED, NULL);
+	rv_check(test, &kp, 2, RV_BOOSTED, NULL);
 }
 
 /* A register written on both ways, one through a backward jump: boosted. */
@@ -643,6 +644,34 @@ static void test_riscv_optimized_region(struct kunit *test)
 	unregister_kprobe(&kp);
 	KUNIT_EXPECT_EQ(test, memcmp(orig, kptrv_opt10_probe, sizeof(orig)), 0);
 	KUNIT_EXPECT_EQ(test, kptrv_opt10(5), 20ULL);
+}
+
+/*
+ * Registers a function saved and writes before it reads them again are
+ * free too: ra before a call, s1 before its first use. Optimized through
+ * them, the function's result is right (ra and s1 reach it).
+ */
+static void test_riscv_optimized_saved_registers(struct kunit *test)
+{
+	unsigned long traps;
+	struct kprobe kp;
+
+	if (!rv_arm_optimized(test, &kp, kptrv_rafree_probe)) {
+		traps = ebreak_traps();
+		KUNIT_EXPECT_EQ(test, kptrv_rafree(10), 14ULL);
+		KUNIT_EXPECT_EQ(test, ebreak_traps() - traps, 0UL);
+		KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+		unregister_kprobe(&kp);
+	}
+	if (!rv_arm_optimized(test, &kp, kptrv_s1free_probe)) {
+		traps = ebreak_traps();
+		KUNIT_EXPECT_EQ(test, kptrv_s1free(10), 16ULL);
+		KUNIT_EXPECT_EQ(test, ebreak_traps() - traps, 0UL);
+		KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
+		unregister_kprobe(&kp);
+	}
+	KUNIT_EXPECT_EQ(test, kptrv_rafree(10), 14ULL);
+	KUNIT_EXPECT_EQ(test, kptrv_s1free(10), 16ULL);
 }
 
 /*
@@ -1141,6 +1170,7 @@ static struct kunit_case kprobes_riscv_testcases[] = {
 	KUNIT_CASE(test_riscv_optimized),
 	KUNIT_CASE(test_riscv_optimized_redirect),
 	KUNIT_CASE(test_riscv_optimized_region),
+	KUNIT_CASE(test_riscv_optimized_saved_registers),
 	KUNIT_CASE(test_riscv_optimized_refused),
 #endif
 #ifdef CONFIG_KPROBES_ON_FTRACE

@@ -271,6 +271,37 @@ asm(".pushsection .text, \"ax\"\n"
 	KPTRV_END(kptrv_opt10)
 
 	/*
+	 * No t or a register free after the probe (the call may keep
+	 * them, see kptrv_tcall), but ra: saved before, written by the
+	 * call. x + 4
+	 */
+	KPTRV_FUNC(kptrv_rafree)
+	"	addi	sp, sp, -16\n"
+	"	sd	ra, 8(sp)\n"
+	KPTRV_AT(kptrv_rafree_probe)
+	"	addi	a0, a0, 1\n"
+	"	addi	a0, a0, 2\n"
+	"	jal	kptrv_leaf\n"
+	"	ld	ra, 8(sp)\n"
+	"	addi	sp, sp, 16\n"
+	"	ret\n"
+	KPTRV_END(kptrv_rafree)
+
+	/* s1 saved before the probe and written after the region. x + 6 */
+	KPTRV_FUNC(kptrv_s1free)
+	"	addi	sp, sp, -16\n"
+	"	sd	s1, 8(sp)\n"
+	KPTRV_AT(kptrv_s1free_probe)
+	"	addi	a0, a0, 1\n"
+	"	addi	a0, a0, 2\n"
+	"	mv	s1, a0\n"
+	"	addi	a0, s1, 3\n"
+	"	ld	s1, 8(sp)\n"
+	"	addi	sp, sp, 16\n"
+	"	ret\n"
+	KPTRV_END(kptrv_s1free)
+
+	/*
 	 * A branch lands inside the region after the probe: not
 	 * optimizable, though t1 is free. x + 1 + 2 * n, n >= 1
 	 */

@@ -26,9 +26,13 @@
  * over-approximated (an instruction this file does not know reads every
  * register its fields could name) and writes under-approximated (only
  * the integer writes of the formats below count), so an unknown
- * instruction can only make the answer "not free". Only t0-t6 and a0-a7
- * are candidates: sp, gp, tp, ra and the callee-saved registers hold
- * values the scan cannot see the end of.
+ * instruction can only make the answer "not free". The candidates are
+ * t0-t6, a0-a7, s1-s11 and ra: a callee-saved register or ra is dead
+ * where the function has saved it and writes it before reading it again
+ * (its body's first assignment, a call's link, the epilogue's load), and
+ * a function that leaves it alone reaches a return with it undecided,
+ * "not free". Never sp, gp, tp (the shadow call stack, current) and s0,
+ * the frame pointer an unwinder may read at any instruction.
  */
 
 #include <linux/bits.h>
@@ -45,6 +49,8 @@
 
 #define REGS_T		(BIT(5) | BIT(6) | BIT(7) | GENMASK(31, 28))
 #define REGS_A		GENMASK(17, 10)
+#define REGS_S		(BIT(9) | GENMASK(27, 18))	/* s1, s2-s11 */
+#define REG_RA		BIT(1)
 
 /* What an instruction does to the flow of control. */
 enum flow {
@@ -427,9 +433,9 @@ static u32 dead_at(struct scan *s, unsigned long pc, u32 undecided)
  *
  * kprobe_mutex held.
  *
- * Return: the number of a register (t0-t6 first, then a7 down to a0)
- * that every path from @addr writes before reading it, or 0 when none
- * could be proven so.
+ * Return: the number of a register (t0-t6 first, then a7 down to a0,
+ * s11 down to s1, ra) that every path from @addr writes before reading
+ * it, or 0 when none could be proven so.
  */
 unsigned int kprobe_free_register(unsigned long addr, unsigned long start,
 				  unsigned long end)
@@ -439,13 +445,15 @@ unsigned int kprobe_free_register(unsigned long addr, unsigned long start,
 
 	kprobe_assert_mutex_held();
 	s.decoded = decoded_for(start, end);
-	dead = dead_at(&s, addr, REGS_T | REGS_A);
+	dead = dead_at(&s, addr, REGS_T | REGS_A | REGS_S | REG_RA);
 
 	if (dead & REGS_T)
 		return __ffs(dead & REGS_T);
-	if (dead)
-		return __fls(dead);
-	return 0;
+	if (dead & REGS_A)
+		return __fls(dead & REGS_A);
+	if (dead & REGS_S)
+		return __fls(dead & REGS_S);
+	return dead ? 1 : 0;
 }
 
 #ifdef CONFIG_OPTPROBES

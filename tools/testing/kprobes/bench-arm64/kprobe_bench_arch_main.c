@@ -382,6 +382,8 @@ static void kpb_hit_one(const struct kpb_hit *h)
 		wait_for_kprobe_optimizer();
 	for (r = 0; r < reps; r++)
 		probed[r] = kpb_time(h->fn, calls);
+	/* Before the exception pass, whose ftrace changes take long: no optimizer run between. */
+	kpb_segments(h);
 
 	if (kpb_ftrace_ok && !kpb_ftrace_start())
 		kpb_ftrace_ok = false;
@@ -398,7 +400,6 @@ static void kpb_hit_one(const struct kpb_hit *h)
 	}
 	if (brk_o >= 0)
 		brk_o = kpb_brks_ours() - brk_o;
-	kpb_segments(h);
 
 	if (h->kind == KPB_KRETPROBE)
 		unregister_kretprobe(&rp);
@@ -562,6 +563,18 @@ static unsigned int kpb_find_entries(unsigned int want)
 /* Not-optimized offsets printed one per line, at most (ours only). */
 #define KPB_COVER_SHOWN		400
 
+/*
+ * Rounds the offsets are probed in, each offset in one: on riscv64 a
+ * jump covers up to 10 bytes, so probes 5 instructions apart (10 bytes
+ * at least) never hold one inside another's region, which would keep
+ * it a breakpoint. arm64's B covers the probed word only.
+ */
+#ifdef CONFIG_RISCV
+#define KPB_COVER_ROUNDS	5
+#else
+#define KPB_COVER_ROUNDS	1
+#endif
+
 #ifdef CONFIG_ARM64
 /* Is @insn an optimized site's jump: a B? */
 static bool kpb_is_jump(u32 insn)
@@ -581,10 +594,10 @@ static int kpb_boosted(struct kprobe *p)
 	return -1;
 }
 #else
-/* riscv64: no optimized probes. */
+/* Is @insn an optimized site's jump: ours' AUIPC (the tree's has none)? */
 static bool kpb_is_jump(u32 insn)
 {
-	return false;
+	return (insn & 0x7f) == 0x17;
 }
 
 /*
@@ -611,16 +624,19 @@ static unsigned long kpb_next_off(unsigned long func, unsigned long off)
 /*
  * A probe at every body offset (+4 on) of the @want functions walked
  * from @anchor on, each registered alone (those refused are not
- * probe-able: ftrace's BL, exclusive sequences and the like); then,
- * after the optimizer ran, an offset is optimized when its word became
- * a B it was not. Prints KPB-COVER per function, and (with OPTPROBES,
- * which the tree's arm64 lacks) KPB-NOOPT per probe-able offset left a
- * BRK, with its instruction.
+ * probe-able: ftrace's BL, exclusive sequences and the like), in
+ * KPB_COVER_ROUNDS rounds; then, after the optimizer ran, an offset is
+ * optimized when its word became a jump it was not. Prints KPB-COVER per
+ * function, and (with OPTPROBES, which the tree's arm64 and riscv64
+ * lack) KPB-NOOPT per probe-able offset left a breakpoint, with its
+ * instruction.
  */
 static void kpb_cover_from(unsigned long addr, unsigned int want,
 			   struct kprobe *kps, struct kprobe **ptrs, u32 *orig,
 			   unsigned int *shown)
 {
+	static u8 took[KPB_COVER_MAX], opt[KPB_COVER_MAX], boost[KPB_COVER_MAX];
+	unsigned int round, k;
 	unsigned long off, size, func[KPB_COVER_PER_ANCHOR], fsize[KPB_COVER_PER_ANCHOR];
 	unsigned int nf = 0, n = 0, i, f, tries = 0;
 	static char name[KPB_COVER_PER_ANCHOR][KSYM_NAME_LEN];
@@ -648,23 +664,36 @@ static void kpb_cover_from(unsigned long addr, unsigned int want,
 		for (off = kpb_next_off(func[f], 0); off < fsize[f] && n < KPB_COVER_MAX;
 		     off = kpb_next_off(func[f], off)) {
 			kps[n].addr = (kprobe_opcode_t *)(func[f] + off);
-			kps[n].pre_handler = kpb_pre;
 			orig[n] = get_unaligned_le32(kps[n].addr);
-			ptrs[n] = register_kprobe(&kps[n]) ? NULL : &kps[n];
 			n++;
 		}
 	}
-	wait_for_kprobe_optimizer();
+	for (round = 0; round < KPB_COVER_ROUNDS; round++) {
+		for (i = round; i < n; i += KPB_COVER_ROUNDS) {
+			kps[i].pre_handler = kpb_pre;
+			took[i] = !register_kprobe(&kps[i]);
+		}
+		wait_for_kprobe_optimizer();
+		for (i = round, k = 0; i < n; i += KPB_COVER_ROUNDS) {
+			if (!took[i])
+				continue;
+			now = get_unaligned_le32(kps[i].addr);
+			opt[i] = kpb_is_jump(now) && now != orig[i];
+			boost[i] = kpb_boosted(&kps[i]) > 0;
+			ptrs[k++] = &kps[i];
+		}
+		if (k)
+			unregister_kprobes(ptrs, k);
+	}
 	for (f = 0, i = 0; f < nf; f++) {
 		probed = optimized = offsets = boosted = 0;
 		for (; i < n && (unsigned long)kps[i].addr < func[f] + fsize[f]; i++) {
 			offsets++;
-			if (!ptrs[i])
+			if (!took[i])
 				continue;
 			probed++;
-			boosted += kpb_boosted(&kps[i]);
-			now = get_unaligned_le32(kps[i].addr);
-			if (kpb_is_jump(now) && now != orig[i]) {
+			boosted += boost[i];
+			if (opt[i]) {
 				optimized++;
 				continue;
 			}
@@ -678,11 +707,6 @@ static void kpb_cover_from(unsigned long addr, unsigned int want,
 			name[f], fsize[f], offsets, probed, optimized,
 			kpb_boosted(NULL) < 0 ? -1 : (int)boosted);
 	}
-	for (i = 0, f = 0; i < n; i++)
-		if (ptrs[i])
-			ptrs[f++] = ptrs[i];
-	if (f)
-		unregister_kprobes(ptrs, f);
 }
 
 /*

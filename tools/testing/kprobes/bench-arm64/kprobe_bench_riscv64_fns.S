@@ -34,23 +34,29 @@ SYM_FUNC_END(kpb_sim_bcond)
 
 /*
  * x + 1; the addi runs out of line (stepped, or boosted by ours: a1,
- * written after it before any read, is free for the jump back).
+ * written after it before any read, is free for the jump back), or in
+ * ours' detour: t0 is free at it and after the li for the jumps.
  */
 SYM_FUNC_START(kpb_step_add)
 	mv	a1, a0
 SYM_INNER_LABEL(kpb_step_add_at, SYM_L_GLOBAL)
 	addi	a0, a1, 1
 	li	a1, 0
+	li	t0, 0
 	ret
 SYM_FUNC_END(kpb_step_add)
 
-/* x, through the stack; the ld runs out of line (a1 free after it). */
+/*
+ * x, through the stack; the ld runs out of line (a1 free after it), or
+ * in ours' detour (t0 free at it and after the li).
+ */
 SYM_FUNC_START(kpb_copy_ldr)
 	addi	sp, sp, -16
 	sd	a0, 8(sp)
 SYM_INNER_LABEL(kpb_copy_ldr_at, SYM_L_GLOBAL)
 	ld	a0, 8(sp)
 	li	a1, 0
+	li	t0, 0
 	addi	sp, sp, 16
 	ret
 SYM_FUNC_END(kpb_copy_ldr)
