@@ -117,7 +117,7 @@ unsigned long kprobe_ftrace_trampoline_hit(struct pt_regs *regs, unsigned long r
  */
 #define MAX_OPTIMIZED_LENGTH		10
 #define KPROBE_INSN_ALIGN		2
-#define KPROBE_OPTINSN_SLOT_SIZE	20
+#define KPROBE_OPTINSN_SLOT_SIZE	32
 
 /**
  * struct arch_optimized_insn - an optimized site's detour

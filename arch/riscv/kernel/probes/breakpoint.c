@@ -666,11 +666,12 @@ notrace bool kprobe_breakpoint_handler(struct pt_regs *regs)
 		*running = NULL;
 		return true;
 	}
+	if (continue_in_detour(p, flags, regs)) {
+		*running = NULL;
+		return true;
+	}
 	if (p->ainsn.api.insn) {
-		if (continue_in_detour(p, flags, regs))
-			*running = NULL;
-		else
-			boost_or_step(p, regs, kcb, running, enabled);
+		boost_or_step(p, regs, kcb, running, enabled);
 		return true;
 	}
 	simulate(p, regs);

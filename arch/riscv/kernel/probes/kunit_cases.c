@@ -674,9 +674,48 @@ static void test_riscv_optimized_saved_registers(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kptrv_s1free(10), 16ULL);
 }
 
+/* Probe @at of @fn, optimized: @fn(@x) is @want, taking no exception. */
+static void rv_relocated(struct kunit *test, void *at, u64 (*fn)(u64), u64 x, u64 want)
+{
+	unsigned long traps;
+	struct kprobe kp;
+
+	if (rv_arm_optimized(test, &kp, at))
+		return;
+	traps = ebreak_traps();
+	KUNIT_EXPECT_EQ_MSG(test, fn(x), want, "%pS", at);
+	KUNIT_EXPECT_EQ(test, ebreak_traps() - traps, 0UL);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&kp), 1UL);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, fn(x), want);
+}
+
+static u64 rv_optauipc(u64 x)
+{
+	return kptrv_optauipc();
+}
+
 /*
- * Left on the EBREAK path: a branch landing inside the region, a
- * simulated instruction, no free register; each still works.
+ * What the decoder simulates, in the region: a branch taken and not
+ * (4-byte, and compressed beside compressed copies), an AUIPC's value at
+ * the probe's address, a c.j over an instruction, a return: the detour
+ * does each as the text would.
+ */
+static void test_riscv_optimized_relocated(struct kunit *test)
+{
+	rv_relocated(test, kptrv_optbr_probe, kptrv_optbr, 10, 15);
+	rv_relocated(test, kptrv_optbr_probe, kptrv_optbr, 0, 100);
+	rv_relocated(test, kptrv_optcbr_probe, kptrv_optcbr, 10, 17);
+	rv_relocated(test, kptrv_optcbr_probe, kptrv_optcbr, 0, 200);
+	rv_relocated(test, kptrv_optauipc_probe, rv_optauipc, 0,
+		     (unsigned long)kptrv_optauipc_probe);
+	rv_relocated(test, kptrv_optj_probe, kptrv_optj, 10, 13);
+	rv_relocated(test, kptrv_optret_probe, kptrv_optret, 10, 12);
+}
+
+/*
+ * Left on the EBREAK path: a branch landing inside the region, a call
+ * in it, no free register; each still works.
  */
 static void test_riscv_optimized_refused(struct kunit *test)
 {
@@ -688,9 +727,10 @@ static void test_riscv_optimized_refused(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kptrv_entered(10, 3), 17ULL);
 	rv_check(test, &kp, 1, RV_BOOSTED, NULL);
 
-	rv_arm(test, &kp, kptrv_beq_probe, false);
+	rv_arm(test, &kp, kptrv_tcall_probe, false);
 	wait_for_kprobe_optimizer();
-	KUNIT_EXPECT_FALSE(test, rv_optimized(kptrv_beq_probe));
+	KUNIT_EXPECT_FALSE(test, rv_optimized(kptrv_tcall_probe));
+	KUNIT_EXPECT_EQ(test, kptrv_tcall(1), 10ULL);
 	unregister_kprobe(&kp);
 
 	rv_arm(test, &kp, kptrv_nofree_probe, false);
@@ -1171,6 +1211,7 @@ static struct kunit_case kprobes_riscv_testcases[] = {
 	KUNIT_CASE(test_riscv_optimized_redirect),
 	KUNIT_CASE(test_riscv_optimized_region),
 	KUNIT_CASE(test_riscv_optimized_saved_registers),
+	KUNIT_CASE(test_riscv_optimized_relocated),
 	KUNIT_CASE(test_riscv_optimized_refused),
 #endif
 #ifdef CONFIG_KPROBES_ON_FTRACE

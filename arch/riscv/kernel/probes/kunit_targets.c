@@ -301,6 +301,66 @@ asm(".pushsection .text, \"ax\"\n"
 	"	ret\n"
 	KPTRV_END(kptrv_s1free)
 
+	/* A beqz in the region: x ? x + 5 : 100. t1 free at both ends. */
+	KPTRV_FUNC(kptrv_optbr)
+	KPTRV_AT(kptrv_optbr_probe)
+	"	beqz	a0, 1f\n"
+	"	addi	a0, a0, 5\n"
+	"	li	t1, 0\n"
+	"	ret\n"
+	"1:	li	t1, 1\n"
+	"	li	a0, 100\n"
+	"	ret\n"
+	KPTRV_END(kptrv_optbr)
+
+	/* A c.beqz, a c.addi and an addi: x ? x + 7 : 200. */
+	KPTRV_FUNC(kptrv_optcbr)
+	".option rvc\n"
+	KPTRV_AT(kptrv_optcbr_probe)
+	"	c.beqz	a0, 1f\n"
+	"	c.addi	a0, 3\n"
+	".option norvc\n"
+	"	addi	a0, a0, 4\n"
+	"	li	t1, 0\n"
+	"	ret\n"
+	"1:	li	t1, 1\n"
+	"	li	a0, 200\n"
+	"	ret\n"
+	KPTRV_END(kptrv_optcbr)
+
+	/* An auipc in the region: returns the probe's address. */
+	KPTRV_FUNC(kptrv_optauipc)
+	KPTRV_AT(kptrv_optauipc_probe)
+	"	auipc	a0, 0\n"
+	"	addi	a0, a0, 0\n"
+	"	li	t1, 0\n"
+	"	ret\n"
+	KPTRV_END(kptrv_optauipc)
+
+	/* A c.j over a c.addi, in the region: x + 3. */
+	KPTRV_FUNC(kptrv_optj)
+	KPTRV_AT(kptrv_optj_probe)
+	"	addi	a0, a0, 1\n"
+	".option rvc\n"
+	"	c.j	1f\n"
+	"	c.addi	a0, 1\n"
+	".option norvc\n"
+	"1:	li	t1, 0\n"
+	"	addi	a0, a0, 2\n"
+	"	ret\n"
+	KPTRV_END(kptrv_optj)
+
+	/* The return in the region: x + 2. */
+	KPTRV_FUNC(kptrv_optret)
+	".option rvc\n"
+	KPTRV_AT(kptrv_optret_probe)
+	"	c.addi	a0, 2\n"
+	"	c.li	t1, 0\n"
+	"	c.jr	ra\n"
+	"	c.nop\n"
+	".option norvc\n"
+	KPTRV_END(kptrv_optret)
+
 	/*
 	 * A branch lands inside the region after the probe: not
 	 * optimizable, though t1 is free. x + 1 + 2 * n, n >= 1

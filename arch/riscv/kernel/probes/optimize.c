@@ -11,19 +11,27 @@
  *
  *	save the registers in a pt_regs below sp and call
  *		kprobe_optprobe_hit(op, regs) to run the handlers
- *	restore them, run copies of the region's instructions, and
- *		"auipc rb; jalr x0, rb" to the instruction after the region
+ *	restore them, do what the region's instructions do (the copy,
+ *		build_copy()), and "auipc rb; jalr x0, rb" to the
+ *		instruction after the region
  *
  * What may be optimized, and why:
  *
- *  - every instruction of the region runs the same from the detour: the
- *    decoder copies it (no branch, jump or AUIPC, which it simulates),
- *    it is no LR or SC and has no exception table entry (a fault's
- *    fix-up is found by the faulting address);
- *  - rd, which the jump writes, is dead at the site and rb dead after
- *    the region (liveness.c): on every path from there written before
- *    it is read. So the handlers see rd as the jump left it, the one
- *    register a hit changes, and one nothing reads;
+ *  - the detour does what each instruction of the region does there:
+ *    one the decoder copies runs as it is; an AUIPC loads the value it
+ *    gives at its address; a branch, C.BEQZ or C.BNEZ becomes a 4-byte
+ *    branch to a jump to its target; a jump (JAL x0, C.J) a jump to its
+ *    target, a jump through a register (a return) runs as it is, and
+ *    the way through the region ends there. A call is refused (its
+ *    callee would return into the detour), and so are an LR or SC and
+ *    an access with an exception table entry (a fault's fix-up is found
+ *    by the faulting address);
+ *  - rd, which the jump writes, is dead at the site, and the register of
+ *    each jump out of the detour dead where it lands (liveness.c): on
+ *    every path from there written before it is read. So the handlers
+ *    see rd as the jump left it, the one register a hit changes, and
+ *    one nothing reads. Targets outside the function (tail calls) are
+ *    refused: their liveness is not scanned;
  *  - control enters the region only at its start: no branch or jump of
  *    the function, nor any fix-up, lands inside it, and the function
  *    has no jump through a register but returns and far tail calls
@@ -41,16 +49,15 @@
  * Patching: the region is two or more instructions, so the jump is
  * written, and taken out, in the stop_machine() of arming.c, where
  * every other hart waits with interrupts off and executes FENCE.I
- * after. A hart may still be between the AUIPC and the JALR when it
- * enters stop_machine(), or inside the region when the jump is written:
- * only if its task was preempted there, which a kernel without
- * preemption never does (interrupts return first) and which is why
- * HAVE_OPTPROBES is selected only without PREEMPTION, the rule riscv's
- * own ftrace patching of "auipc; jalr" pairs relies on in 6.12. The
- * optimizer's RCU-tasks grace period covers tasks that slept there
- * (none can: the region makes no call). Breakpoint hits of a site the
- * optimizer has claimed continue in the detour's copy (KPROBE_FLAG_OPT_
- * READY, breakpoint.c), not inside the region.
+ * after. A hart could only be between the AUIPC and the JALR, or inside
+ * the region, while text changes if its task was preempted there,
+ * which a kernel without preemption never does (an interrupt returns
+ * first): HAVE_OPTPROBES is selected only without PREEMPTION, the rule
+ * riscv's own ftrace patching of "auipc; jalr" call sites relies on in
+ * 6.12. The optimizer's RCU-tasks grace period covers tasks that slept
+ * there (none can: the region makes no call). Breakpoint hits of a site
+ * the optimizer has claimed continue in the detour's copy
+ * (KPROBE_FLAG_OPT_READY, breakpoint.c), not inside the region.
  *
  * A pre_handler that redirects leaves the detour through an EBREAK whose
  * trap return loads every register and pc it set
@@ -67,6 +74,7 @@
 #include <linux/sizes.h>
 #include <linux/unaligned.h>
 #include <asm/bug.h>
+#include <asm/insn.h>
 #include <asm/patch.h>
 
 #include "decode-insn.h"
@@ -79,8 +87,7 @@
  * 4-byte instructions before the copy, the literals from word 14.
  */
 #define TMPL_COPY_WORD	9
-#define TMPL_LIT_WORD	14
-static_assert((TMPL_LIT_WORD - TMPL_COPY_WORD) * 4 >= MAX_OPTIMIZED_LENGTH + 8);
+#define TMPL_LIT_WORD	26
 
 /* The jump's bytes: AUIPC and JALR. */
 #define JUMP_BYTES	8
@@ -162,40 +169,133 @@ static bool is_lr_or_sc(u32 insn)
 	return (insn & 0x7f) == 0x2f && ((insn >> 27) == 2 || (insn >> 27) == 3);
 }
 
+/* What the detour does with an instruction of the region. */
+enum region_kind {
+	REGION_COPY,	/* runs the same anywhere: copied */
+	REGION_AUIPC,	/* its value is loaded as AUIPC at its address makes it */
+	REGION_BRANCH,	/* a branch over a jump to its target, in the detour */
+	REGION_JUMP,	/* a jump to its target; the path ends */
+	REGION_RETURN,	/* a jump through a register, copied; the path ends */
+};
+
+struct region_insn {
+	u32 insn;
+	unsigned int len;
+	enum region_kind kind;
+	unsigned long target;	/* REGION_BRANCH, _JUMP; REGION_AUIPC: the value */
+	u32 branch;		/* REGION_BRANCH: as a 4-byte branch, offset 0 */
+};
+
+/* A 4-byte branch of funct3 @f3 on @rs1 and @rs2, its offset 0. */
+static u32 branch32(unsigned int f3, unsigned int rs1, unsigned int rs2)
+{
+	return rs2 << 20 | rs1 << 15 | f3 << 12 | 0x63;
+}
+
 /*
- * May the instruction @insn at @at run as a copy in the detour?
+ * What the detour must do for @insn at @at (struct region_insn).
  * Return: 0, or -EOPNOTSUPP with the rule.
  */
-static int copyable(u32 insn, unsigned long at)
+static int region_insn_kind(u32 insn, unsigned long at, struct region_insn *ri)
 {
 	struct arch_probe_insn api = {};
 	probe_opcode_t copy = insn;
+	unsigned int rd = (insn >> 7) & 31, f3;
 
-	if (riscv_probe_decode_insn(&copy, &api) != INSN_GOOD)
-		return kprobe_refuse(-EOPNOTSUPP,
-				     "a branch, jump or AUIPC in the region (simulated, not copied)");
+	ri->insn = insn;
+	ri->len = insn_len(insn);
+	ri->kind = REGION_COPY;
 	if (is_lr_or_sc(insn))
 		return kprobe_refuse(-EOPNOTSUPP, "an LR or SC in the region");
 	if (search_exception_tables(at))
 		return kprobe_refuse(-EOPNOTSUPP,
 				     "an access with a fix-up in the region: found by its address");
-	return 0;
+	switch (riscv_probe_decode_insn(&copy, &api)) {
+	case INSN_GOOD:
+		return 0;
+	case INSN_GOOD_NO_SLOT:
+		break;
+	default:
+		return kprobe_refuse(-EOPNOTSUPP, "an instruction kprobes cannot execute in the region");
+	}
+	if (ri->len == 2) {
+		f3 = insn >> 13;
+		if ((insn & 3) == 1 && f3 == 5) {		/* C.J */
+			ri->kind = REGION_JUMP;
+			ri->target = at + (s32)RVC_EXTRACT_JTYPE_IMM(insn);
+			return 0;
+		}
+		if ((insn & 3) == 1 && (f3 == 6 || f3 == 7)) {	/* C.BEQZ, C.BNEZ */
+			ri->kind = REGION_BRANCH;
+			ri->target = at + (s32)RVC_EXTRACT_BTYPE_IMM(insn);
+			ri->branch = branch32(f3 - 6, 8 + ((insn >> 7) & 7), 0);
+			return 0;
+		}
+		if ((insn & 3) == 2 && f3 == 4 && !(insn & BIT(12))) {	/* C.JR */
+			ri->kind = REGION_RETURN;
+			return 0;
+		}
+		return kprobe_refuse(-EOPNOTSUPP,
+				     "a call in the region: the callee would return into the detour");
+	}
+	switch (insn & 0x7f) {
+	case 0x17:	/* AUIPC */
+		ri->kind = REGION_AUIPC;
+		ri->target = at + (s32)(insn & 0xfffff000);
+		return 0;
+	case 0x63:	/* BRANCH */
+		ri->kind = REGION_BRANCH;
+		ri->target = at + (s32)RV_EXTRACT_BTYPE_IMM(insn);
+		ri->branch = insn & 0x01fff07f;
+		return 0;
+	case 0x6f:	/* JAL */
+		if (rd)
+			break;
+		ri->kind = REGION_JUMP;
+		ri->target = at + riscv_insn_extract_jtype_imm(insn);
+		return 0;
+	case 0x67:	/* JALR */
+		if (rd)
+			break;
+		ri->kind = REGION_RETURN;
+		return 0;
+	}
+	return kprobe_refuse(-EOPNOTSUPP,
+			     "a call in the region: the callee would return into the detour");
+}
+
+/* The @i-th instruction of @oi's region, from @addr, at byte @at of it. */
+static int region_insn_at(struct arch_optimized_insn *oi, unsigned long addr,
+			  unsigned int at, struct region_insn *ri)
+{
+	u32 insn = get_unaligned((u16 *)(oi->orig + at));
+
+	if (insn_len(insn) == 4)
+		insn = get_unaligned((u32 *)(oi->orig + at));
+	return region_insn_kind(insn, addr + at, ri);
+}
+
+/* Does the path through the region end at @ri (it jumps away for good)? */
+static bool ends_path(const struct region_insn *ri)
+{
+	return ri->kind == REGION_JUMP || ri->kind == REGION_RETURN;
 }
 
 /*
- * Lay out @p's region in @oi: its size and original bytes.
+ * Lay out @p's region in @oi: its size and original bytes, and check
+ * that the detour can do what each instruction on the way through it
+ * does (those after a jump that ends the way are never run).
  * Return: 0, or -EOPNOTSUPP with the rule.
  */
 static int lay_out_region(struct kprobe *p, struct arch_optimized_insn *oi)
 {
 	unsigned long addr = (unsigned long)p->addr, func, fsize, at;
+	struct region_insn ri = { .kind = REGION_COPY };
+	bool ended = false;
 	unsigned int len;
 	u32 insn = p->opcode;
 	int ret;
 
-	if (p->ainsn.api.handler)
-		return kprobe_refuse(-EOPNOTSUPP,
-				     "a branch, jump or AUIPC: simulated, not copied");
 	if (!kprobe_function_bounds(addr, &func, &fsize))
 		return kprobe_refuse(-EOPNOTSUPP, "in no function: the region cannot be checked");
 	for (at = addr; at < addr + JUMP_BYTES; at += len) {
@@ -207,9 +307,12 @@ static int lay_out_region(struct kprobe *p, struct arch_optimized_insn *oi)
 		len = insn_len(insn);
 		if (at + len > func + fsize)
 			return kprobe_refuse(-EOPNOTSUPP, "the jump would reach past the function");
-		ret = copyable(insn, at);
-		if (ret)
-			return ret;
+		if (!ended) {
+			ret = region_insn_kind(insn, at, &ri);
+			if (ret)
+				return ret;
+			ended = ends_path(&ri);
+		}
 		memcpy(oi->orig + (at - addr), &insn, len);
 	}
 	if (jump_label_text_reserved((void *)addr, (void *)(at - 1)) ||
@@ -220,11 +323,141 @@ static int lay_out_region(struct kprobe *p, struct arch_optimized_insn *oi)
 }
 
 /*
- * The checks that read @op's function: control enters the region at
- * its start only, and registers are free for the jumps: @rd at the site
- * and @rb after the region. Return: 0, or -EOPNOTSUPP with the rule.
+ * The detour's copy of a region, built at the address it will run at:
+ * what each instruction does, a jump back after the region unless the
+ * way ends in it, then a jump for each branch's taken way.
  */
-static int check_function(struct optimized_kprobe *op, unsigned int *rd, unsigned int *rb)
+#define COPY_BYTES	((TMPL_LIT_WORD - TMPL_COPY_WORD) * 4)
+
+/*
+ * The most a copy takes: a region is at most four instructions, each
+ * at most a 4-byte branch with an 8-byte jump for its taken way, or
+ * 8 bytes on the way through (an AUIPC's value), and the jump back.
+ */
+static_assert(COPY_BYTES >= 4 * 12 + 8);
+
+struct copy_builder {
+	u8 bytes[COPY_BYTES];
+	unsigned int len;
+	unsigned long base;		/* where bytes[0] runs */
+	unsigned long func, end;	/* the probed function */
+};
+
+static void copy_emit(struct copy_builder *c, u32 insn, unsigned int len)
+{
+	memcpy(c->bytes + c->len, &insn, len);
+	c->len += len;
+}
+
+/*
+ * Append a jump from here to @to, through a register free there.
+ * Return: 0, or -EOPNOTSUPP / -ERANGE with the rule.
+ */
+static int copy_jump(struct copy_builder *c, unsigned long to)
+{
+	unsigned long pc = c->base + c->len;
+	unsigned int rx;
+	u32 auipc, jalr;
+
+	if (to < c->func || to >= c->end)
+		return kprobe_refuse(-EOPNOTSUPP,
+				     "a jump out of the function in the region (a tail call)");
+	rx = kprobe_free_register(to, c->func, c->end);
+	if (!rx)
+		return kprobe_refuse(-EOPNOTSUPP, "no register is free where the detour jumps back to");
+	if (!in_reach(pc, to))
+		return kprobe_refuse(-ERANGE, "the detour is out of AUIPC's reach of the probed code");
+	jump_pair(pc, to, rx, &auipc, &jalr);
+	copy_emit(c, auipc, 4);
+	copy_emit(c, jalr, 4);
+	return 0;
+}
+
+/* A 4-byte branch's offset field holding @off. */
+static u32 branch_offset(s32 off)
+{
+	return ((off >> 12) & 1) << 31 | ((off >> 5) & 0x3f) << 25 |
+	       ((off >> 1) & 0xf) << 8 | ((off >> 11) & 1) << 7;
+}
+
+/* Load @value into @rd as AUIPC at its own address made it. */
+static int copy_auipc(struct copy_builder *c, unsigned int rd, unsigned long value)
+{
+	unsigned long pc = c->base + c->len;
+	s32 off, hi;
+
+	if (!in_reach(pc, value))
+		return kprobe_refuse(-ERANGE, "an AUIPC's value is out of reach of the detour");
+	off = (s32)(value - pc);
+	hi = (off + SZ_2K) & ~(SZ_4K - 1);
+	copy_emit(c, (u32)hi | rd << 7 | 0x17, 4);			/* auipc rd, hi */
+	copy_emit(c, (u32)(off - hi) << 20 | rd << 15 | rd << 7 | 0x13, 4); /* addi rd, rd, lo */
+	return 0;
+}
+
+/*
+ * Build @op's copy at @base, the region's instructions done as there.
+ * Return: 0, or -EOPNOTSUPP / -ERANGE with the rule.
+ */
+static int build_copy(struct optimized_kprobe *op, unsigned long base, struct copy_builder *c)
+{
+	struct arch_optimized_insn *oi = &op->optinsn;
+	unsigned long addr = (unsigned long)op->kp.addr, fsize;
+	unsigned int at, n = 0, i, branch_at[MAX_OPTIMIZED_LENGTH / 2];
+	unsigned long branch_to[MAX_OPTIMIZED_LENGTH / 2];
+	struct region_insn ri;
+	bool ended = false;
+	int ret = 0;
+
+	if (!kprobe_function_bounds(addr, &c->func, &fsize))
+		return kprobe_refuse(-EOPNOTSUPP, "in no function: the region cannot be checked");
+	c->end = c->func + fsize;
+	c->base = base;
+	c->len = 0;
+	for (at = 0; at < oi->size && !ended && !ret; at += ri.len) {
+		ret = region_insn_at(oi, addr, at, &ri);
+		if (ret)
+			break;
+		switch (ri.kind) {
+		case REGION_COPY:
+		case REGION_RETURN:
+			copy_emit(c, ri.insn, ri.len);
+			break;
+		case REGION_AUIPC:
+			ret = copy_auipc(c, (ri.insn >> 7) & 31, ri.target);
+			break;
+		case REGION_BRANCH:
+			branch_at[n] = c->len;
+			branch_to[n++] = ri.target;
+			copy_emit(c, ri.branch, 4);
+			break;
+		case REGION_JUMP:
+			ret = copy_jump(c, ri.target);
+			break;
+		}
+		ended = ends_path(&ri);
+	}
+	if (!ret && !ended)
+		ret = copy_jump(c, addr + oi->size);
+	for (i = 0; i < n && !ret; i++) {
+		u32 *branch = (u32 *)(c->bytes + branch_at[i]);
+
+		put_unaligned(get_unaligned(branch) | branch_offset(c->len - branch_at[i]),
+			      branch);
+		ret = copy_jump(c, branch_to[i]);
+	}
+	return ret;
+}
+
+/*
+ * The checks that read @op's function: control enters the region at
+ * its start only, a register is free at the site for the jump (@rd),
+ * and the copy can be built at @base (registers free where it jumps
+ * back to, within reach). Return: 0, or -EOPNOTSUPP or -ERANGE with
+ * the rule.
+ */
+static int check_function(struct optimized_kprobe *op, unsigned long base,
+			  struct copy_builder *c, unsigned int *rd)
 {
 	unsigned long addr = (unsigned long)op->kp.addr, func, fsize;
 	unsigned long end = addr + op->optinsn.size;
@@ -237,11 +470,7 @@ static int check_function(struct optimized_kprobe *op, unsigned int *rd, unsigne
 	*rd = kprobe_free_register(addr, func, func + fsize);
 	if (!*rd)
 		return kprobe_refuse(-EOPNOTSUPP, "no register is free at the probe for the jump");
-	*rb = kprobe_free_register(end, func, func + fsize);
-	if (!*rb)
-		return kprobe_refuse(-EOPNOTSUPP,
-				     "no register is free after the region for the jump back");
-	return 0;
+	return build_copy(op, base, c);
 }
 
 /* The detour's copy of the region, in a detour at @slot. */
@@ -288,8 +517,9 @@ static kprobe_opcode_t *slot_in_reach(unsigned long addr, unsigned long end)
 int arch_prepare_optimized_kprobe(struct optimized_kprobe *op, struct kprobe *orig)
 {
 	struct arch_optimized_insn *oi = &op->optinsn;
-	unsigned int rd, rb;
+	struct copy_builder c;
 	kprobe_opcode_t *slot;
+	unsigned int rd;
 	int ret;
 
 	kprobe_assert_mutex_held();
@@ -304,7 +534,7 @@ int arch_prepare_optimized_kprobe(struct optimized_kprobe *op, struct kprobe *or
 	if (ret)
 		return ret;
 	if (orig->flags & KPROBE_FLAG_QUERY) {
-		ret = check_function(op, &rd, &rb);
+		ret = check_function(op, (unsigned long)orig->addr, &c, &rd);
 		if (ret)
 			oi->size = 0;
 		return ret;
@@ -319,27 +549,21 @@ int arch_prepare_optimized_kprobe(struct optimized_kprobe *op, struct kprobe *or
 	return 0;
 }
 
-/* Write @op's detour: the template, the region's copy, the jump back, the literals. */
-static int write_detour(struct optimized_kprobe *op, unsigned int rb)
+/* Write @op's detour: the template, the copy @c built for it, the literals. */
+static int write_detour(struct optimized_kprobe *op, const struct copy_builder *c)
 {
 	struct arch_optimized_insn *oi = &op->optinsn;
-	unsigned long addr = (unsigned long)op->kp.addr, copy = copy_at(oi->insn);
 	unsigned int lit = TMPL_AT(kprobe_optprobe_tmpl_lit) / 2;
 	union {
 		u32 insn[KPROBE_OPTINSN_SLOT_SIZE];
 		u64 dword[KPROBE_OPTINSN_SLOT_SIZE / 2];
 	} image;
-	u8 *at = (u8 *)&image.insn[TMPL_AT(kprobe_optprobe_tmpl_copy)];
-	u32 auipc, jalr;
 
 	memcpy(image.insn, kprobe_optprobe_tmpl, sizeof(image));
-	memcpy(at, oi->orig, oi->size);
-	jump_pair(copy + oi->size, addr + oi->size, rb, &auipc, &jalr);
-	memcpy(at + oi->size, &auipc, sizeof(auipc));
-	memcpy(at + oi->size + 4, &jalr, sizeof(jalr));
+	memcpy(&image.insn[TMPL_AT(kprobe_optprobe_tmpl_copy)], c->bytes, c->len);
 	image.dword[lit] = (u64)op;
 	image.dword[lit + 1] = (u64)kprobe_optprobe_common;
-	image.dword[lit + 2] = addr;
+	image.dword[lit + 2] = (u64)op->kp.addr;
 	return patch_insn_write(oi->insn, &image, sizeof(image));
 }
 
@@ -358,15 +582,16 @@ static int write_detour(struct optimized_kprobe *op, unsigned int rb)
  */
 bool arch_kprobe_ready_detour(struct optimized_kprobe *op)
 {
-	unsigned int rd, rb;
+	struct copy_builder c;
+	unsigned int rd;
 	int ret;
 
 	kprobe_assert_mutex_held();
 	if (op->optinsn.written)
 		return true;
 	mutex_lock(&text_mutex);
-	ret = check_function(op, &rd, &rb);
-	if (!ret && write_detour(op, rb))
+	ret = check_function(op, copy_at(op->optinsn.insn), &c, &rd);
+	if (!ret && write_detour(op, &c))
 		ret = -EFAULT;
 	mutex_unlock(&text_mutex);
 	if (ret) {
