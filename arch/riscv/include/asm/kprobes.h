@@ -79,11 +79,11 @@ bool kprobe_single_step_handler(struct pt_regs *regs);
 unsigned int kprobe_free_register(unsigned long addr, unsigned long start,
 				  unsigned long end);
 /*
- * May control enter [@lo, @hi) elsewhere than at @lo, within its
- * function [@start, @end) (liveness.c)?
+ * Why control may enter [@lo, @hi) elsewhere than at @lo, within its
+ * function [@start, @end) (liveness.c); NULL when it may not.
  */
-bool kprobe_region_entered(unsigned long lo, unsigned long hi,
-			   unsigned long start, unsigned long end);
+const char *kprobe_region_entered(unsigned long lo, unsigned long hi,
+				  unsigned long start, unsigned long end);
 /* Drop what liveness.c decoded of text in [@start, @end), going away. */
 void kprobe_forget_decoded(unsigned long start, unsigned long end);
 

@@ -488,13 +488,14 @@ static bool is_far_tail(unsigned long pc, unsigned long start)
  * kprobe_mutex held. The function's instructions are walked from its
  * start: a branch or jump to inside the region, an exception fix-up
  * there, or a jump through a register other than a far tail call's (a
- * jump table's: where it goes is data) say yes. Calls into the middle of a function, and jumps from
- * other functions, do not happen in C.
+ * jump table's: where it goes is data) say yes. Calls into the middle
+ * of a function, and jumps from other functions, do not happen in C.
  *
- * Return: true when the region may be entered elsewhere than at @lo.
+ * Return: NULL when the region is entered at @lo only, or the rule that
+ * says it may not be.
  */
-bool kprobe_region_entered(unsigned long lo, unsigned long hi,
-			   unsigned long start, unsigned long end)
+const char *kprobe_region_entered(unsigned long lo, unsigned long hi,
+				  unsigned long start, unsigned long end)
 {
 	struct scan s = { .start = start, .end = end };
 	struct insn_effect e;
@@ -505,11 +506,11 @@ bool kprobe_region_entered(unsigned long lo, unsigned long hi,
 	for (pc = start; pc + 2 <= end; pc += e.len) {
 		effect_at(&s, pc, &e);
 		if (e.flow == FLOW_INDIRECT && !is_far_tail(pc, start))
-			return true;
+			return "the function jumps through a register (a jump table)";
 		to = e.fixup ? fixup_at(pc) : pc + e.target;
 		if ((e.target || e.fixup) && to > lo && to < hi)
-			return true;
+			return "a jump or a fault's fix-up lands inside the region";
 	}
-	return false;
+	return NULL;
 }
 #endif

@@ -461,12 +461,13 @@ static int check_function(struct optimized_kprobe *op, unsigned long base,
 {
 	unsigned long addr = (unsigned long)op->kp.addr, func, fsize;
 	unsigned long end = addr + op->optinsn.size;
+	const char *why;
 
 	if (!kprobe_function_bounds(addr, &func, &fsize))
 		return kprobe_refuse(-EOPNOTSUPP, "in no function: the region cannot be checked");
-	if (kprobe_region_entered(addr, end, func, func + fsize))
-		return kprobe_refuse(-EOPNOTSUPP,
-				     "a jump may land inside the region, or the function jumps through a register");
+	why = kprobe_region_entered(addr, end, func, func + fsize);
+	if (why)
+		return kprobe_refuse(-EOPNOTSUPP, why);
 	*rd = kprobe_free_register(addr, func, func + fsize);
 	if (!*rd)
 		return kprobe_refuse(-EOPNOTSUPP, "no register is free at the probe for the jump");
