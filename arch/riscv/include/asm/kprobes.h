@@ -121,12 +121,14 @@ unsigned long kprobe_ftrace_trampoline_hit(struct pt_regs *regs, unsigned long r
 
 /**
  * struct arch_optimized_insn - an optimized site's detour
- * @insn: the detour's slot, or NULL
- * @size: bytes the jump covers, 8 or 10, once a detour is taken (or
- *	laid out for the query file); 0 otherwise
+ * @insn: the detour's slot (a placeholder until the optimizer first
+ *	claims the site), or NULL
+ * @size: bytes the jump covers, 8 or 10, once the region is laid out
+ *	(for a site, or the query file); 0 otherwise
  * @orig: the bytes the jump replaces, as they are without probes
  * @jump_reg: the register the jump goes through, free at the site
- * @written: the detour is written (when the optimizer first claims it)
+ * @written: the slot is taken and the detour written (when the optimizer
+ *	first claims the site)
  */
 struct arch_optimized_insn {
 	kprobe_opcode_t *insn;
@@ -152,9 +154,10 @@ bool kprobe_optprobe_redirect(struct pt_regs *regs);
 /* Where a breakpoint hit of an optimized or optimizing site goes on. */
 unsigned long kprobe_optprobe_copy(struct kprobe *p);
 /* The instruction parcel at @at as it is without probes (kprobe_mutex held). */
-u16 kprobe_text_parcel(unsigned long at);
+u16 kprobe_text_parcel(unsigned long at, bool ebreaks);
 #else
-static inline u16 kprobe_text_parcel(unsigned long at)
+/* No jumps: the text, each probe's EBREAK in it (which a decoder stops at). */
+static inline u16 kprobe_text_parcel(unsigned long at, bool ebreaks)
 {
 	return READ_ONCE(*(u16 *)at);
 }

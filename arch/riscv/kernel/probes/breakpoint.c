@@ -141,12 +141,12 @@ static int walk_to(unsigned long addr, unsigned long func)
 		lr_left = last_walk.lr_left;
 	}
 	for (; at < addr; at += insn_len(lo)) {
-		lo = kprobe_text_parcel(at);
+		lo = kprobe_text_parcel(at, false);
 		if (lr_left)
 			lr_left--;
 		if ((lo & 3) != 3)
 			continue;
-		insn = lo | (u32)kprobe_text_parcel(at + 2) << 16;
+		insn = lo | (u32)kprobe_text_parcel(at + 2, false) << 16;
 		if (is_lr_or_sc(insn))
 			lr_left = insn >> 27 == 2 ? LRSC_SPAN : 0;
 	}
@@ -336,9 +336,9 @@ int arch_prepare_kprobe(struct kprobe *p)
 	if (!read_insn(addr, &insn))
 		return kprobe_refuse(-EINVAL, "text that cannot be read");
 	/* Inside an optimized site's region, the text is its jump. */
-	insn = kprobe_text_parcel(addr);
+	insn = kprobe_text_parcel(addr, false);
 	if (insn_len(insn) == 4)
-		insn |= (u32)kprobe_text_parcel(addr + 2) << 16;
+		insn |= (u32)kprobe_text_parcel(addr + 2, false) << 16;
 	if (ret || is_lr_or_sc(insn))
 		return kprobe_refuse(-EINVAL, "inside an LR/SC sequence");
 	if (inside_ftrace_site(addr))

@@ -241,7 +241,7 @@ static void decode16(u32 insn, struct insn_effect *e)
  */
 static void decode_at(unsigned long pc, struct insn_effect *e)
 {
-	u16 lo = kprobe_text_parcel(pc), hi;
+	u16 lo = kprobe_text_parcel(pc, true), hi;
 
 	memset(e, 0, sizeof(*e));
 	if ((lo & 3) != 3) {
@@ -252,7 +252,7 @@ static void decode_at(unsigned long pc, struct insn_effect *e)
 		e->len = 2;
 		e->flow = FLOW_STOP;
 	} else {
-		hi = kprobe_text_parcel(pc + 2);
+		hi = kprobe_text_parcel(pc + 2, true);
 		e->len = 4;
 		decode32(lo | (u32)hi << 16, e);
 	}
@@ -472,8 +472,8 @@ static bool is_far_tail(unsigned long pc, unsigned long start)
 
 	if (pc < start + 4)
 		return false;
-	jalr = kprobe_text_parcel(pc) | (u32)kprobe_text_parcel(pc + 2) << 16;
-	auipc = kprobe_text_parcel(pc - 4) | (u32)kprobe_text_parcel(pc - 2) << 16;
+	jalr = kprobe_text_parcel(pc, true) | (u32)kprobe_text_parcel(pc + 2, true) << 16;
+	auipc = kprobe_text_parcel(pc - 4, true) | (u32)kprobe_text_parcel(pc - 2, true) << 16;
 	return (jalr & 0x7f) == 0x67 && (auipc & 0x7f) == 0x17 &&
 	       ((auipc >> 7) & 31) == ((jalr >> 15) & 31);
 }

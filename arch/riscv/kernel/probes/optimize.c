@@ -99,26 +99,37 @@ static unsigned int insn_len(u32 insn)
 	return (insn & 3) == 3 ? 4 : 2;
 }
 
-/* Sites with a region laid out and a slot: while none, text is as it reads. */
-static unsigned int nr_regions;
+/*
+ * Sites whose detour is written, so whose jump may be in the text, from
+ * when the optimizer first claims them until they are freed (a batch
+ * that takes a jump out writes the text at its end). While there are
+ * none, text reads as it is without jumps. kprobe_mutex guards it.
+ */
+static unsigned int nr_written;
 
 /*
- * The parcel at @at as it is without probes: from the opcode of a probe
- * whose instruction covers it, or the saved bytes of a detour site whose
- * region does, or the text. kprobe_mutex held.
+ * A site's slot until the optimizer first claims it: non-NULL, so that
+ * the core counts the site as one with a detour, and nothing to free.
+ */
+static kprobe_opcode_t slot_pending;
+
+/*
+ * The parcel at @at as it is without probes: from the saved bytes of a
+ * written detour whose region covers it, or the opcode of a probe whose
+ * instruction does (its EBREAK), or the text. kprobe_mutex held.
  */
 static u16 unprobed_parcel(unsigned long at)
 {
+	unsigned long k, span = nr_written ? MAX_OPTIMIZED_LENGTH : 4;
 	struct optimized_kprobe *op;
 	struct kprobe *p;
-	unsigned long k;
 
-	for (k = 0; k < MAX_OPTIMIZED_LENGTH; k += 2) {
+	for (k = 0; k < span; k += 2) {
 		p = get_kprobe((kprobe_opcode_t *)(at - k));
 		if (!p || kprobe_gone(p) || kprobe_ftrace(p))
 			continue;
 		op = kprobe_detour_site(p);
-		if (op && k < op->optinsn.size)
+		if (op && op->optinsn.written && k < op->optinsn.size)
 			return get_unaligned((u16 *)(op->optinsn.orig + k));
 		if (k < insn_len(p->opcode))
 			return p->opcode >> (8 * k);
@@ -129,18 +140,21 @@ static u16 unprobed_parcel(unsigned long at)
 /**
  * kprobe_text_parcel() - a parcel of text as decoders must see it
  * @at: a 2-byte aligned address of kernel or module text
+ * @ebreaks: read a probe's EBREAK as its instruction, for what decodes
+ *	the effects of the text; a walk that needs only the lengths of
+ *	instructions passes false
  *
  * Inside an optimized site's region the text is its jump, whose
- * instruction boundaries are not the region's: while any site has a
- * region, the parcel comes from what the jump replaced (and a probe's
- * EBREAK reads as its instruction). kprobe_mutex held.
+ * instruction boundaries are not the region's: while any site's jump
+ * may be in the text, the parcel comes from what the jump replaced.
+ * kprobe_mutex held.
  *
  * Return: the parcel.
  */
-u16 kprobe_text_parcel(unsigned long at)
+u16 kprobe_text_parcel(unsigned long at, bool ebreaks)
 {
 	kprobe_assert_mutex_held();
-	if (!nr_regions)
+	if (!nr_written && !ebreaks)
 		return READ_ONCE(*(u16 *)at);
 	return unprobed_parcel(at);
 }
@@ -282,19 +296,15 @@ static bool ends_path(const struct region_insn *ri)
 }
 
 /*
- * Lay out @p's region in @oi: its size and original bytes, and check
- * that the detour can do what each instruction on the way through it
- * does (those after a jump that ends the way are never run).
+ * Lay out @p's region in @oi: its size and original bytes. Whether the
+ * detour can do what each instruction does is build_copy()'s to say.
  * Return: 0, or -EOPNOTSUPP with the rule.
  */
 static int lay_out_region(struct kprobe *p, struct arch_optimized_insn *oi)
 {
 	unsigned long addr = (unsigned long)p->addr, func, fsize, at;
-	struct region_insn ri = { .kind = REGION_COPY };
-	bool ended = false;
 	unsigned int len;
 	u32 insn = p->opcode;
-	int ret;
 
 	if (!kprobe_function_bounds(addr, &func, &fsize))
 		return kprobe_refuse(-EOPNOTSUPP, "in no function: the region cannot be checked");
@@ -307,17 +317,8 @@ static int lay_out_region(struct kprobe *p, struct arch_optimized_insn *oi)
 		len = insn_len(insn);
 		if (at + len > func + fsize)
 			return kprobe_refuse(-EOPNOTSUPP, "the jump would reach past the function");
-		if (!ended) {
-			ret = region_insn_kind(insn, at, &ri);
-			if (ret)
-				return ret;
-			ended = ends_path(&ri);
-		}
 		memcpy(oi->orig + (at - addr), &insn, len);
 	}
-	if (jump_label_text_reserved((void *)addr, (void *)(at - 1)) ||
-	    ftrace_location_range(addr, at - 1))
-		return kprobe_refuse(-EOPNOTSUPP, "a jump label or ftrace site in the region");
 	oi->size = at - addr;
 	return 0;
 }
@@ -465,6 +466,9 @@ static int check_function(struct optimized_kprobe *op, unsigned long base,
 
 	if (!kprobe_function_bounds(addr, &func, &fsize))
 		return kprobe_refuse(-EOPNOTSUPP, "in no function: the region cannot be checked");
+	if (jump_label_text_reserved((void *)addr, (void *)(end - 1)) ||
+	    ftrace_location_range(addr, end - 1))
+		return kprobe_refuse(-EOPNOTSUPP, "a jump label or ftrace site in the region");
 	why = kprobe_region_entered(addr, end, func, func + fsize);
 	if (why)
 		return kprobe_refuse(-EOPNOTSUPP, why);
@@ -505,21 +509,21 @@ static kprobe_opcode_t *slot_in_reach(unsigned long addr, unsigned long end)
  * @op: the aggregate site
  * @orig: the probe the site is made for, prepared
  *
- * Called with kprobe_mutex and text_mutex held. The region is laid out
- * and a slot in reach taken; the checks that read the function wait for
- * the optimizer (arch_kprobe_ready_detour()). A query's site is checked
- * in full and answered as if a slot in reach could be had, as one can
- * for the kernel and its modules; nothing is taken.
+ * Called with kprobe_mutex and text_mutex held. The region is laid out;
+ * the slot and the checks that read the function wait for the optimizer
+ * (arch_kprobe_ready_detour()), so that a probe that is never optimized
+ * (a post_handler, a short life) costs neither. A query's site is
+ * checked in full and answered as if a slot in reach could be had, as
+ * one can for the kernel and its modules; nothing is taken.
  *
  * Return: 0 with op->optinsn filled in; -EOPNOTSUPP, with the rule,
- * when the site must stay a breakpoint; -ERANGE when no slot is in
- * AUIPC's reach.
+ * when the site must stay a breakpoint; for a query, -ERANGE when what
+ * the copy loads or jumps to is out of AUIPC's reach.
  */
 int arch_prepare_optimized_kprobe(struct optimized_kprobe *op, struct kprobe *orig)
 {
 	struct arch_optimized_insn *oi = &op->optinsn;
 	struct copy_builder c;
-	kprobe_opcode_t *slot;
 	unsigned int rd;
 	int ret;
 
@@ -540,13 +544,7 @@ int arch_prepare_optimized_kprobe(struct optimized_kprobe *op, struct kprobe *or
 			oi->size = 0;
 		return ret;
 	}
-	slot = slot_in_reach((unsigned long)orig->addr, (unsigned long)orig->addr + oi->size);
-	if (!slot) {
-		oi->size = 0;
-		return kprobe_refuse(-ERANGE, "no detour slot within AUIPC's reach");
-	}
-	oi->insn = slot;
-	nr_regions++;
+	oi->insn = &slot_pending;
 	return 0;
 }
 
@@ -569,7 +567,7 @@ static int write_detour(struct optimized_kprobe *op, const struct copy_builder *
 }
 
 /**
- * arch_kprobe_ready_detour() - check @op's function and write its detour
+ * arch_kprobe_ready_detour() - take @op's slot, check its function, write its detour
  * @op: a site the optimizer claims; kprobe_mutex held
  *
  * Before the optimizer marks the site KPROBE_FLAG_OPT_READY, from when
@@ -579,17 +577,28 @@ static int write_detour(struct optimized_kprobe *op, const struct copy_builder *
  * written in a stop_machine() after which every hart has.
  *
  * Return: true when the detour is written; false, with the detour
- * removed, when the site must stay a breakpoint.
+ * removed, when the site must stay a breakpoint (no slot within AUIPC's
+ * reach, or a check failed).
  */
 bool arch_kprobe_ready_detour(struct optimized_kprobe *op)
 {
 	struct copy_builder c;
+	kprobe_opcode_t *slot;
 	unsigned int rd;
 	int ret;
 
 	kprobe_assert_mutex_held();
 	if (op->optinsn.written)
 		return true;
+	if (op->optinsn.insn == &slot_pending) {
+		slot = slot_in_reach((unsigned long)op->kp.addr,
+				     (unsigned long)op->kp.addr + op->optinsn.size);
+		if (!slot) {
+			arch_remove_optimized_kprobe(op);
+			return false;
+		}
+		op->optinsn.insn = slot;
+	}
 	mutex_lock(&text_mutex);
 	ret = check_function(op, copy_at(op->optinsn.insn), &c, &rd);
 	if (!ret && write_detour(op, &c))
@@ -602,6 +611,7 @@ bool arch_kprobe_ready_detour(struct optimized_kprobe *op)
 	op->optinsn.jump_reg = rd;
 	smp_wmb();	/* the detour, then KPROBE_FLAG_OPT_READY */
 	op->optinsn.written = true;
+	nr_written++;
 	return true;
 }
 
@@ -618,10 +628,12 @@ void arch_remove_optimized_kprobe(struct optimized_kprobe *op)
 	op->optinsn.size = 0;
 	if (!op->optinsn.insn)
 		return;
-	free_optinsn_slot(op->optinsn.insn, 1);
+	if (op->optinsn.insn != &slot_pending)
+		free_optinsn_slot(op->optinsn.insn, 1);
 	op->optinsn.insn = NULL;
+	if (op->optinsn.written)
+		nr_written--;
 	op->optinsn.written = false;
-	nr_regions--;
 }
 
 /**
