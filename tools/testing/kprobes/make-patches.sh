@@ -417,6 +417,12 @@ while one retires. Sites whose jump was ever written are freed after
 an RCU-tasks grace period, since a task may be on its way through the
 detour to the handler call.
 
+An arch may finish a site's detour when the optimizer first claims it
+(arch_kprobe_ready_detour(), default: nothing to do), and give
+KPROBE_INSN_ALIGN when its instructions start at a finer alignment
+than kprobe_opcode_t (riscv: 2 bytes in 32-bit units), so that a probe
+at any place inside a jump's region is seen.
+
 1,000 probes registered in one call are all optimized 195 ms (virtual)
 after the call, against the tree's 5,262 ms.
 EOF
@@ -828,7 +834,7 @@ EOF
 
 rv=arch/riscv/kernel/probes
 g rm -q $rv/kprobes.c
-put_probes_headers $rv arch/riscv/include/asm/kprobes.h KPROBES_ON_FTRACE
+put_probes_headers $rv arch/riscv/include/asm/kprobes.h KPROBES_ON_FTRACE OPTPROBES
 add $rv/breakpoint.c $rv/arming.c $rv/liveness.c
 commit "riscv: kprobes: a breakpoint path of our own, boosted copies" <<'EOF'
 Replace riscv's kprobes.c with code written against
@@ -883,8 +889,7 @@ one inside an instruction, -EINVAL for a refused instruction, -ENOMEM.
 EOF
 
 add $rv/ftrace_entry.c $rv/ftrace_stub.S
-put arch/riscv/include/asm/kprobes.h
-put_no_kunit $rv/Makefile
+put_probes_headers $rv arch/riscv/include/asm/kprobes.h OPTPROBES
 commit "riscv: kprobes: probes at ftrace sites" <<'EOF'
 A traced riscv function starts with ftrace's call site, "auipc t0;
 jalr t0" at its symbol. Serve a probe there by ftrace, as x86-64 and
@@ -924,7 +929,66 @@ return, so the patch that selects HAVE_KPROBES_ON_FTRACE for riscv
 tracer and frame pointers, where ftrace_caller keeps s0.
 EOF
 
+add $rv/optimize.c $rv/optprobe.S
+put arch/riscv/include/asm/kprobes.h
+put_no_kunit $rv/Makefile
+commit "riscv: kprobes: optimized probes, a jump to a detour" <<'EOF'
+Every riscv kprobe takes an EBREAK, and a stepped copy a second one.
+Reach a probe, when no post_handler needs the trap after the
+instruction, by "auipc rd; jalr x0, rd" to a detour instead: no
+exception. Optimized probes for riscv were posted (Chen Guokai, Liao
+Chang, 2022-2023) and not merged; the points of their review are
+answered here:
+
+- Instruction boundaries: the jump replaces the whole instructions of
+  the probe's first 8 bytes (8, or 10 with a C.NOP behind the jump when
+  a 4-byte instruction straddles its end). Boundaries are found by
+  walking the function, and readers of text (the walk, the liveness
+  scan, the region of another probe) read what a written jump
+  replaced, kept in the site (kprobe_text_parcel()): a probe on an
+  instruction inside an optimized region is taken and the jump taken
+  out; one inside an instruction there still gets -EILSEQ.
+- Compressed instructions are laid out and copied as they are.
+- The register the jump writes is one the code writes before reading
+  it on every path from the probe, found in the text (liveness.c, now
+  also ra and s1-s11 where the function saved them); so is each
+  register the detour's jumps out use, where they land. None found:
+  the probe stays an EBREAK.
+- The detour does what the region does, at the probe's address:
+  copied instructions run as they are, AUIPC loads its value, a branch
+  becomes a branch over a jump to its target, a jump a jump, a return
+  runs as it is. Calls are refused (the callee would return into the
+  detour), and so are LR/SC, accesses with a fix-up, regions that a
+  jump of the function, a fix-up or a jump table may enter in the
+  middle, jump label and ftrace sites.
+- Patching: the jump is written and taken out in the stop_machine()
+  that already writes riscv's breakpoints (one per batch), where every
+  hart waits and executes FENCE.I after. A region is two or more
+  instructions, so the kernel must not be preemptible (no task may
+  stop inside one, nor between the AUIPC and the JALR), the rule
+  riscv's own ftrace "auipc; jalr" call sites rely on in 6.12: the
+  Kconfig patch selects HAVE_OPTPROBES only then, and on 64-bit.
+- Reach: the detour slot is taken from the module area within AUIPC's
+  2 GiB of the probe and of where the detour jumps back, for the
+  kernel and modules wherever KASLR put them; none in reach, the probe
+  stays an EBREAK.
+- The slot, the checks that read the function and the detour's write
+  wait for the optimizer (arch_kprobe_ready_detour()): registering
+  stays a breakpoint write a probe.
+
+The detour saves t0 and t1 and calls kprobe_optprobe_common (out of a
+JAL's reach), which saves the rest as a pt_regs with a frame record
+naming the probed instruction; kprobe_optprobe_hit() runs the handlers
+with preemption disabled and interrupts as the probed code had them. A
+pre_handler that redirects leaves through an EBREAK whose trap return
+loads the registers it set, sp and pc included.
+
+Nothing builds this until the arch's Kconfig selects HAVE_OPTPROBES,
+at the end of the series.
+EOF
+
 # ---- samples, tests, documentation ----------------------------------------
+
 
 put samples/kprobes/kprobe_example.c samples/kprobes/kretprobe_example.c \
 	samples/kprobes/Makefile
@@ -1063,7 +1127,8 @@ a post_handler runs, counted with a per-CPU trap counter; a live t0,
 and every t register live on one side of a branch, intact after
 boosted hits; t0 live across a call, t0 read by the fix-up of a
 faulting load, and an indirect jump after the probe (no register
-provably free): stepped, t0 intact; a register
+provably free): stepped, t0 intact; ra written by a call after the
+probe: boosted through it; a register
 written on both ways, one through a backward jump: boosted; kernel
 functions' slots in module space within reach; the simulated kinds
 (BEQ, C.BEQZ, C.J, AUIPC, JAL, RET) in one EBREAK; EBREAK, C.EBREAK, a
@@ -1077,7 +1142,14 @@ the function, the call site's second word refused, a redirecting
 pre_handler and a post_handler changing an argument on both of ftrace's
 paths, resuming inside the call site, probes and another ftrace user
 coming and going while another CPU calls, a return beside a direct
-trampoline, and a kretprobe beside a kprobe.
+trampoline, and a kretprobe beside a kprobe. Optimized probes: no
+exception, the registers, interrupts and stack trace the handler sees,
+a post_handler member, disabling and enabling, a redirect that pops the
+frame; a 10-byte region (the C.NOP behind the jump) with a probe taken
+on an instruction inside it and one refused inside an instruction; ra
+and s1 as the jump's register; a branch taken and not, C.BEQZ, AUIPC,
+C.J and a return in the region; a branch into the region and a call in
+it left on the EBREAK path.
 EOF
 
 put Documentation/trace/kprobes.rst
