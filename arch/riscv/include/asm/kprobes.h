@@ -111,13 +111,17 @@ unsigned long kprobe_ftrace_trampoline_hit(struct pt_regs *regs, unsigned long r
 /*
  * An optimized site's jump, AUIPC and JALR, covers the whole instructions
  * of its first 8 bytes: 8 bytes, or 10 when a 4-byte instruction straddles
- * the end (a C.NOP follows the jump then). Instructions start on any
- * 2-byte boundary. A detour (optimize.c, optprobe.S) is
+ * the end (a C.NOP follows the jump then; KPROBE_JUMP_REGION_MAX). Its
+ * detour may run copies of a few instructions after those, up to
+ * MAX_OPTIMIZED_LENGTH bytes from the site, where a probe keeps the site
+ * from being optimized as one inside the jump does. Instructions start
+ * on any 2-byte boundary. A detour (optimize.c, optprobe.S) is
  * KPROBE_OPTINSN_SLOT_SIZE words.
  */
-#define MAX_OPTIMIZED_LENGTH		10
+#define KPROBE_JUMP_REGION_MAX		10
+#define MAX_OPTIMIZED_LENGTH		16
 #define KPROBE_INSN_ALIGN		2
-#define KPROBE_OPTINSN_SLOT_SIZE	32
+#define KPROBE_OPTINSN_SLOT_SIZE	40
 
 /**
  * struct arch_optimized_insn - an optimized site's detour
@@ -125,6 +129,8 @@ unsigned long kprobe_ftrace_trampoline_hit(struct pt_regs *regs, unsigned long r
  *	claims the site), or NULL
  * @size: bytes the jump covers, 8 or 10, once the region is laid out
  *	(for a site, or the query file); 0 otherwise
+ * @span: bytes from the site whose instructions the detour runs copies
+ *	of: @size, and those it goes on with (when the detour is written)
  * @orig: the bytes the jump replaces, as they are without probes
  * @jump_reg: the register the jump goes through, free at the site
  * @written: the slot is taken and the detour written (when the optimizer
@@ -133,7 +139,8 @@ unsigned long kprobe_ftrace_trampoline_hit(struct pt_regs *regs, unsigned long r
 struct arch_optimized_insn {
 	kprobe_opcode_t *insn;
 	unsigned int size;
-	u8 orig[MAX_OPTIMIZED_LENGTH];
+	unsigned int span;
+	u8 orig[KPROBE_JUMP_REGION_MAX];
 	u8 jump_reg;
 	bool written;
 };

@@ -714,6 +714,34 @@ static void test_riscv_optimized_relocated(struct kunit *test)
 }
 
 /*
+ * No register is free right after the region: the detour goes on with
+ * the next instruction and jumps back after it. A probe on that
+ * instruction takes the jump out while it stays.
+ */
+static void test_riscv_optimized_copy_goes_on(struct kunit *test)
+{
+	unsigned long traps;
+	struct kprobe kp, after;
+
+	if (rv_arm_optimized(test, &kp, kptrv_optext_probe))
+		return;
+	traps = ebreak_traps();
+	KUNIT_EXPECT_EQ(test, kptrv_optext(10), 22ULL);
+	KUNIT_EXPECT_EQ(test, ebreak_traps() - traps, 0UL);
+	init_probe(&after, kptrv_optext_after, NULL, 0, count_pre, NULL);
+	KUNIT_EXPECT_EQ(test, 0, register_kprobe(&after));
+	KUNIT_EXPECT_FALSE(test, rv_optimized(kptrv_optext_probe));
+	KUNIT_EXPECT_EQ(test, kptrv_optext(10), 22ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 3);
+	unregister_kprobe(&after);
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_TRUE(test, rv_optimized(kptrv_optext_probe));
+	KUNIT_EXPECT_EQ(test, kptrv_optext(10), 22ULL);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, kptrv_optext(10), 22ULL);
+}
+
+/*
  * Left on the EBREAK path: a branch landing inside the region, a call
  * in it, no free register; each still works.
  */
@@ -1212,6 +1240,7 @@ static struct kunit_case kprobes_riscv_testcases[] = {
 	KUNIT_CASE(test_riscv_optimized_region),
 	KUNIT_CASE(test_riscv_optimized_saved_registers),
 	KUNIT_CASE(test_riscv_optimized_relocated),
+	KUNIT_CASE(test_riscv_optimized_copy_goes_on),
 	KUNIT_CASE(test_riscv_optimized_refused),
 #endif
 #ifdef CONFIG_KPROBES_ON_FTRACE

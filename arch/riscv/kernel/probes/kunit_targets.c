@@ -362,6 +362,22 @@ asm(".pushsection .text, \"ax\"\n"
 	KPTRV_END(kptrv_optret)
 
 	/*
+	 * No register is free right after the region (t2 is read there),
+	 * t2 is after the next instruction: the detour runs that one too.
+	 * x + 12
+	 */
+	KPTRV_FUNC(kptrv_optext)
+	"	li	t2, 7\n"
+	KPTRV_AT(kptrv_optext_probe)
+	"	li	t1, 5\n"
+	"	add	a0, a0, t1\n"
+	KPTRV_AT(kptrv_optext_after)
+	"	add	a0, a0, t2\n"
+	"	li	t2, 0\n"
+	"	ret\n"
+	KPTRV_END(kptrv_optext)
+
+	/*
 	 * A branch lands inside the region after the probe: not
 	 * optimizable, though t1 is free. x + 1 + 2 * n, n >= 1
 	 */

@@ -87,7 +87,7 @@
  * 4-byte instructions before the copy, the literals from word 14.
  */
 #define TMPL_COPY_WORD	9
-#define TMPL_LIT_WORD	26
+#define TMPL_LIT_WORD	34
 
 /* The jump's bytes: AUIPC and JALR. */
 #define JUMP_BYTES	8
@@ -120,7 +120,7 @@ static kprobe_opcode_t slot_pending;
  */
 static u16 unprobed_parcel(unsigned long at)
 {
-	unsigned long k, span = nr_written ? MAX_OPTIMIZED_LENGTH : 4;
+	unsigned long k, span = nr_written ? KPROBE_JUMP_REGION_MAX : 4;
 	struct optimized_kprobe *op;
 	struct kprobe *p;
 
@@ -331,21 +331,28 @@ static int lay_out_region(struct kprobe *p, struct arch_optimized_insn *oi)
 #define COPY_BYTES	((TMPL_LIT_WORD - TMPL_COPY_WORD) * 4)
 
 /*
- * The most a copy takes: a region is at most four instructions, each
- * at most a 4-byte branch with an 8-byte jump for its taken way, or
- * 8 bytes on the way through (an AUIPC's value), and the jump back.
+ * A copy of a region alone, at most four instructions, each at most a
+ * 4-byte branch with an 8-byte jump for its taken way or 8 bytes on the
+ * way through (an AUIPC's value), and the jump back, always fits; what
+ * the detour goes on with after the region fits or is not done.
  */
 static_assert(COPY_BYTES >= 4 * 12 + 8);
 
 struct copy_builder {
 	u8 bytes[COPY_BYTES];
 	unsigned int len;
+	bool full;			/* something did not fit */
 	unsigned long base;		/* where bytes[0] runs */
 	unsigned long func, end;	/* the probed function */
+	unsigned int span;		/* bytes of text the copy does */
 };
 
 static void copy_emit(struct copy_builder *c, u32 insn, unsigned int len)
 {
+	if (c->len + len > COPY_BYTES) {
+		c->full = true;
+		return;
+	}
 	memcpy(c->bytes + c->len, &insn, len);
 	c->len += len;
 }
@@ -396,18 +403,74 @@ static int copy_auipc(struct copy_builder *c, unsigned int rd, unsigned long val
 	return 0;
 }
 
+/* Where the jumps for the copy's branches go, filled in at the end. */
+struct copy_branches {
+	unsigned int n;
+	unsigned int at[MAX_OPTIMIZED_LENGTH / 2];
+	unsigned long to[MAX_OPTIMIZED_LENGTH / 2];
+};
+
+/* Append what @ri does. Return: 0, or -EOPNOTSUPP / -ERANGE with the rule. */
+static int copy_insn(struct copy_builder *c, const struct region_insn *ri,
+		     struct copy_branches *b)
+{
+	switch (ri->kind) {
+	case REGION_COPY:
+	case REGION_RETURN:
+		copy_emit(c, ri->insn, ri->len);
+		return 0;
+	case REGION_AUIPC:
+		return copy_auipc(c, (ri->insn >> 7) & 31, ri->target);
+	case REGION_BRANCH:
+		b->at[b->n] = c->len;
+		b->to[b->n++] = ri->target;
+		copy_emit(c, ri->branch, 4);
+		return 0;
+	case REGION_JUMP:
+		return copy_jump(c, ri->target);
+	}
+	return 0;
+}
+
 /*
- * Build @op's copy at @base, the region's instructions done as there.
+ * May the copy go on with the instruction at @at, after the region (no
+ * register being free there for the jump back)? Only within
+ * MAX_OPTIMIZED_LENGTH of the site, where a probe keeps the site from
+ * being optimized, not at a probe now, and not at text that changes
+ * (a jump label or ftrace site).
+ */
+static int copy_goes_on(struct copy_builder *c, unsigned long addr, unsigned long at,
+			struct region_insn *ri)
+{
+	u32 insn;
+
+	if (at + 2 > addr + MAX_OPTIMIZED_LENGTH || at + 2 > c->end || get_kprobe((void *)at))
+		return -EOPNOTSUPP;
+	insn = kprobe_text_parcel(at, true);
+	if (insn_len(insn) == 4)
+		insn |= (u32)kprobe_text_parcel(at + 2, true) << 16;
+	if (at + insn_len(insn) > addr + MAX_OPTIMIZED_LENGTH || at + insn_len(insn) > c->end ||
+	    (insn_len(insn) == 4 && get_kprobe((void *)at + 2)) ||
+	    jump_label_text_reserved((void *)at, (void *)at + insn_len(insn) - 1) ||
+	    ftrace_location_range(at, at + insn_len(insn) - 1))
+		return -EOPNOTSUPP;
+	return region_insn_kind(insn, at, ri);
+}
+
+/*
+ * Build @op's copy at @base, the region's instructions done as there,
+ * then, while no register is free for the jump back, the instructions
+ * after it (c->span: the bytes of text done).
  * Return: 0, or -EOPNOTSUPP / -ERANGE with the rule.
  */
 static int build_copy(struct optimized_kprobe *op, unsigned long base, struct copy_builder *c)
 {
 	struct arch_optimized_insn *oi = &op->optinsn;
 	unsigned long addr = (unsigned long)op->kp.addr, fsize;
-	unsigned int at, n = 0, i, branch_at[MAX_OPTIMIZED_LENGTH / 2];
-	unsigned long branch_to[MAX_OPTIMIZED_LENGTH / 2];
+	struct copy_branches b = { .n = 0 };
 	struct region_insn ri;
 	bool ended = false;
+	unsigned int at, i;
 	int ret = 0;
 
 	if (!kprobe_function_bounds(addr, &c->func, &fsize))
@@ -415,38 +478,30 @@ static int build_copy(struct optimized_kprobe *op, unsigned long base, struct co
 	c->end = c->func + fsize;
 	c->base = base;
 	c->len = 0;
+	c->full = false;
 	for (at = 0; at < oi->size && !ended && !ret; at += ri.len) {
-		ret = region_insn_at(oi, addr, at, &ri);
-		if (ret)
-			break;
-		switch (ri.kind) {
-		case REGION_COPY:
-		case REGION_RETURN:
-			copy_emit(c, ri.insn, ri.len);
-			break;
-		case REGION_AUIPC:
-			ret = copy_auipc(c, (ri.insn >> 7) & 31, ri.target);
-			break;
-		case REGION_BRANCH:
-			branch_at[n] = c->len;
-			branch_to[n++] = ri.target;
-			copy_emit(c, ri.branch, 4);
-			break;
-		case REGION_JUMP:
-			ret = copy_jump(c, ri.target);
-			break;
-		}
+		ret = region_insn_at(oi, addr, at, &ri) ?: copy_insn(c, &ri, &b);
 		ended = ends_path(&ri);
 	}
-	if (!ret && !ended)
-		ret = copy_jump(c, addr + oi->size);
-	for (i = 0; i < n && !ret; i++) {
-		u32 *branch = (u32 *)(c->bytes + branch_at[i]);
-
-		put_unaligned(get_unaligned(branch) | branch_offset(c->len - branch_at[i]),
-			      branch);
-		ret = copy_jump(c, branch_to[i]);
+	while (!ret && !ended && !kprobe_free_register(addr + at, c->func, c->end)) {
+		if (copy_goes_on(c, addr, addr + at, &ri))
+			return kprobe_refuse(-EOPNOTSUPP,
+					     "no register is free where the detour jumps back to");
+		ret = copy_insn(c, &ri, &b);
+		ended = ends_path(&ri);
+		at += ri.len;
 	}
+	c->span = at;
+	if (!ret && !ended)
+		ret = copy_jump(c, addr + at);
+	for (i = 0; i < b.n && !ret; i++) {
+		u32 *branch = (u32 *)(c->bytes + b.at[i]);
+
+		put_unaligned(get_unaligned(branch) | branch_offset(c->len - b.at[i]), branch);
+		ret = copy_jump(c, b.to[i]);
+	}
+	if (!ret && c->full)
+		return kprobe_refuse(-EOPNOTSUPP, "the detour's copy would not fit its slot");
 	return ret;
 }
 
@@ -545,6 +600,7 @@ int arch_prepare_optimized_kprobe(struct optimized_kprobe *op, struct kprobe *or
 		return ret;
 	}
 	oi->insn = &slot_pending;
+	oi->span = oi->size;
 	return 0;
 }
 
@@ -609,6 +665,7 @@ bool arch_kprobe_ready_detour(struct optimized_kprobe *op)
 		return false;
 	}
 	op->optinsn.jump_reg = rd;
+	op->optinsn.span = c.span;
 	smp_wmb();	/* the detour, then KPROBE_FLAG_OPT_READY */
 	op->optinsn.written = true;
 	nr_written++;
@@ -626,6 +683,7 @@ void arch_remove_optimized_kprobe(struct optimized_kprobe *op)
 {
 	kprobe_assert_mutex_held();
 	op->optinsn.size = 0;
+	op->optinsn.span = 0;
 	if (!op->optinsn.insn)
 		return;
 	if (op->optinsn.insn != &slot_pending)
@@ -637,16 +695,19 @@ void arch_remove_optimized_kprobe(struct optimized_kprobe *op)
 }
 
 /**
- * arch_within_optimized_kprobe() - is @addr in the region @op's jump covers?
+ * arch_within_optimized_kprobe() - does @op's detour run @addr's instruction?
  * @op: the site
  * @addr: an address
  *
- * Return: non-zero when @addr is in @op's region, laid out.
+ * Return: non-zero when @addr is in the region @op's jump covers, or in
+ * what its detour goes on with after it: a probe there would be passed
+ * by.
  */
 int arch_within_optimized_kprobe(struct optimized_kprobe *op, kprobe_opcode_t *addr)
 {
 	kprobe_assert_mutex_held();
-	return (unsigned long)addr - (unsigned long)op->kp.addr < op->optinsn.size;
+	return (unsigned long)addr - (unsigned long)op->kp.addr <
+	       max(op->optinsn.size, op->optinsn.span);
 }
 
 /**

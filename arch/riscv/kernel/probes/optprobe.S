@@ -30,9 +30,9 @@
  * optimize.c checks the layout they follow from (TMPL_COPY_WORD,
  * TMPL_LIT_WORD).
  */
-#define COMMON_FROM_BASE	100
-#define OP_FROM_RESUME		80
-#define ADDR_FROM_RESUME	96
+#define COMMON_FROM_BASE	132
+#define OP_FROM_RESUME		112
+#define ADDR_FROM_RESUME	128
 
 	.pushsection .rodata, "a"
 	.option	push
@@ -52,7 +52,7 @@ SYM_DATA_START(kprobe_optprobe_tmpl)
 	REG_L	t0, PT_T0(sp)
 	addi	sp, sp, PT_SIZE_ON_STACK
 SYM_INNER_LABEL(kprobe_optprobe_tmpl_copy, SYM_L_GLOBAL)
-	.fill	17, 4, 0		/* the copy, the jumps back */
+	.fill	25, 4, 0		/* the copy, the jumps back */
 	.balign	8
 SYM_INNER_LABEL(kprobe_optprobe_tmpl_lit, SYM_L_GLOBAL)
 .Lop:
