@@ -674,6 +674,26 @@ static void test_riscv_optimized_saved_registers(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kptrv_s1free(10), 16ULL);
 }
 
+/*
+ * A caller-saved register the function writes on some path, but not
+ * before its return from the probe, is dead at that return (its callers
+ * cannot keep a value in it): the jump goes through it.
+ */
+static void test_riscv_optimized_clobbered_at_return(struct kunit *test)
+{
+	unsigned long traps;
+	struct kprobe kp;
+
+	if (rv_arm_optimized(test, &kp, kptrv_retfree_probe))
+		return;
+	traps = ebreak_traps();
+	KUNIT_EXPECT_EQ(test, kptrv_retfree(10), 13ULL);
+	KUNIT_EXPECT_EQ(test, kptrv_retfree(0), 3ULL);
+	KUNIT_EXPECT_EQ(test, ebreak_traps() - traps, 0UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
+	unregister_kprobe(&kp);
+}
+
 /* Probe @at of @fn, optimized: @fn(@x) is @want, taking no exception. */
 static void rv_relocated(struct kunit *test, void *at, u64 (*fn)(u64), u64 x, u64 want)
 {
@@ -726,19 +746,19 @@ static void test_riscv_optimized_copy_goes_on(struct kunit *test)
 	if (rv_arm_optimized(test, &kp, kptrv_optext_probe))
 		return;
 	traps = ebreak_traps();
-	KUNIT_EXPECT_EQ(test, kptrv_optext(10), 22ULL);
+	KUNIT_EXPECT_EQ(test, kptrv_optext(10), 27ULL);
 	KUNIT_EXPECT_EQ(test, ebreak_traps() - traps, 0UL);
 	init_probe(&after, kptrv_optext_after, NULL, 0, count_pre, NULL);
 	KUNIT_EXPECT_EQ(test, 0, register_kprobe(&after));
 	KUNIT_EXPECT_FALSE(test, rv_optimized(kptrv_optext_probe));
-	KUNIT_EXPECT_EQ(test, kptrv_optext(10), 22ULL);
+	KUNIT_EXPECT_EQ(test, kptrv_optext(10), 27ULL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 3);
 	unregister_kprobe(&after);
 	wait_for_kprobe_optimizer();
 	KUNIT_EXPECT_TRUE(test, rv_optimized(kptrv_optext_probe));
-	KUNIT_EXPECT_EQ(test, kptrv_optext(10), 22ULL);
+	KUNIT_EXPECT_EQ(test, kptrv_optext(10), 27ULL);
 	unregister_kprobe(&kp);
-	KUNIT_EXPECT_EQ(test, kptrv_optext(10), 22ULL);
+	KUNIT_EXPECT_EQ(test, kptrv_optext(10), 27ULL);
 }
 
 /*
@@ -1239,6 +1259,7 @@ static struct kunit_case kprobes_riscv_testcases[] = {
 	KUNIT_CASE(test_riscv_optimized_redirect),
 	KUNIT_CASE(test_riscv_optimized_region),
 	KUNIT_CASE(test_riscv_optimized_saved_registers),
+	KUNIT_CASE(test_riscv_optimized_clobbered_at_return),
 	KUNIT_CASE(test_riscv_optimized_relocated),
 	KUNIT_CASE(test_riscv_optimized_copy_goes_on),
 	KUNIT_CASE(test_riscv_optimized_refused),

@@ -362,9 +362,9 @@ asm(".pushsection .text, \"ax\"\n"
 	KPTRV_END(kptrv_optret)
 
 	/*
-	 * No register is free right after the region (t2 is read there),
-	 * t2 is after the next instruction: the detour runs that one too.
-	 * x + 12
+	 * No register is free right after the region (t1 and t2 are read
+	 * later, nothing else is written), t2 is after the next
+	 * instruction: the detour runs that one too. x + 17
 	 */
 	KPTRV_FUNC(kptrv_optext)
 	"	li	t2, 7\n"
@@ -374,8 +374,23 @@ asm(".pushsection .text, \"ax\"\n"
 	KPTRV_AT(kptrv_optext_after)
 	"	add	a0, a0, t2\n"
 	"	li	t2, 0\n"
+	"	add	a0, a0, t1\n"
 	"	ret\n"
 	KPTRV_END(kptrv_optext)
+
+	/*
+	 * t3, written on another path, is dead at the return after the
+	 * probe: the function's caller cannot keep a value in it. x + 3
+	 */
+	KPTRV_FUNC(kptrv_retfree)
+	"	bnez	a0, 1f\n"
+	"	li	t3, 0\n"
+	"1:\n"
+	KPTRV_AT(kptrv_retfree_probe)
+	"	addi	a0, a0, 1\n"
+	"	addi	a0, a0, 2\n"
+	"	ret\n"
+	KPTRV_END(kptrv_retfree)
 
 	/*
 	 * A branch lands inside the region after the probe: not

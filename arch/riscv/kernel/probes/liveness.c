@@ -20,7 +20,10 @@
  *    would say that the callee may change t0-t6, and that the caller
  *    expects nothing of them after a return, but GCC's IPA register
  *    allocation (-fipa-ra, on at -O2) keeps values in caller-saved
- *    registers across calls of functions it knows leave them alone.
+ *    registers across calls of functions it knows leave them alone. A
+ *    function that writes such a register anywhere does not leave it
+ *    alone, so at its returns t0-t6 and a2-a7 (no return value) that it
+ *    writes on any path are dead; the others are not free.
  *
  * Registers are read before written within one instruction. Reads are
  * over-approximated (an instruction this file does not know reads every
@@ -51,14 +54,17 @@
 #define REGS_A		GENMASK(17, 10)
 #define REGS_S		(BIT(9) | GENMASK(27, 18))	/* s1, s2-s11 */
 #define REG_RA		BIT(1)
+/* Caller-saved registers that return no value: t0-t6, a2-a7. */
+#define REGS_CLOBBERED	(REGS_T | GENMASK(17, 12))
 
 /* What an instruction does to the flow of control. */
 enum flow {
 	FLOW_NEXT,	/* goes on to the next instruction */
 	FLOW_JUMP,	/* to .target only */
 	FLOW_BRANCH,	/* to .target or the next instruction */
-	FLOW_STOP,	/* anything the scan does not follow: calls, returns, traps */
+	FLOW_STOP,	/* anything the scan does not follow: calls, traps */
 	FLOW_INDIRECT,	/* a jump through a register (a jump table), not a return */
+	FLOW_RETURN,	/* a jump through ra with no link: the function returns */
 };
 
 struct insn_effect {
@@ -105,7 +111,10 @@ static void decode32(u32 insn, struct insn_effect *e)
 	case 0x67:	/* JALR: calls, returns, indirect jumps */
 		e->reads = rs1;
 		e->writes = rd;
-		e->flow = rd == BIT(0) && rs1 != BIT(1) ? FLOW_INDIRECT : FLOW_STOP;
+		if (rd != BIT(0))
+			e->flow = FLOW_STOP;
+		else
+			e->flow = rs1 == BIT(1) ? FLOW_RETURN : FLOW_INDIRECT;
 		break;
 	case 0x63:	/* BRANCH */
 		e->reads = rs1 | rs2;
@@ -220,7 +229,10 @@ static void decode16(u32 insn, struct insn_effect *e)
 		} else {
 			/* C.JR, C.JALR, C.EBREAK */
 			e->reads = rd;
-			e->flow = !(insn & BIT(12)) && rd != BIT(1) ? FLOW_INDIRECT : FLOW_STOP;
+			if (insn & BIT(12))
+				e->flow = FLOW_STOP;
+			else
+				e->flow = rd == BIT(1) ? FLOW_RETURN : FLOW_INDIRECT;
 		}
 		break;
 	case 2 << 3 | 6:	/* C.SWSP */
@@ -300,12 +312,15 @@ struct decoded {
 static struct {
 	unsigned long start, end;
 	struct decoded *at;	/* (pc - start) / 2 */
+	u32 writes;		/* every register an instruction of it writes */
+	bool writes_known;
 } decoded;
 
 struct scan {
 	unsigned long start, end;
 	unsigned int budget, depth;
 	struct decoded *decoded;	/* this function's, or NULL */
+	u32 clobbered;			/* dead at its returns (see dead_at()) */
 };
 
 /* decode_at(), through the function's decoded entries when it has them. */
@@ -350,6 +365,7 @@ static struct decoded *decoded_for(unsigned long start, unsigned long end)
 	decoded.at = kvcalloc((end - start) / 2, sizeof(*decoded.at), GFP_KERNEL);
 	decoded.start = start;
 	decoded.end = end;
+	decoded.writes_known = false;
 	return decoded.at;
 }
 
@@ -367,6 +383,27 @@ void kprobe_forget_decoded(unsigned long start, unsigned long end)
 		kvfree(decoded.at);
 		decoded.at = NULL;
 	}
+}
+
+/*
+ * Every register an instruction of the scanned function writes, on any
+ * path: decoded once, with the function's entries.
+ */
+static u32 function_writes(struct scan *s)
+{
+	struct insn_effect e;
+	unsigned long pc;
+	u32 writes = 0;
+
+	if (decoded.writes_known)
+		return decoded.writes;
+	for (pc = s->start; pc + 2 <= s->end; pc += e.len) {
+		effect_at(s, pc, &e);
+		writes |= e.writes;
+	}
+	decoded.writes = writes;
+	decoded.writes_known = true;
+	return writes;
 }
 
 /*
@@ -416,6 +453,16 @@ static u32 dead_at(struct scan *s, unsigned long pc, u32 undecided)
 			s->depth--;
 			pc += e.len;
 			continue;
+		case FLOW_RETURN:
+			/*
+			 * A caller keeps a value in a caller-saved register
+			 * across a call only where the callee leaves it alone
+			 * (GCC's IPA-RA); one this function writes anywhere is
+			 * not, a2-a7 and t0-t6 hold no return value, so they
+			 * are dead at its return.
+			 */
+			dead |= undecided & s->clobbered;
+			break;
 		case FLOW_STOP:
 		case FLOW_INDIRECT:
 			break;
@@ -445,6 +492,8 @@ unsigned int kprobe_free_register(unsigned long addr, unsigned long start,
 
 	kprobe_assert_mutex_held();
 	s.decoded = decoded_for(start, end);
+	if (s.decoded)
+		s.clobbered = function_writes(&s) & REGS_CLOBBERED;
 	dead = dead_at(&s, addr, REGS_T | REGS_A | REGS_S | REG_RA);
 
 	if (dead & REGS_T)
