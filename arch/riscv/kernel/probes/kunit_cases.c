@@ -677,7 +677,8 @@ static void test_riscv_optimized_saved_registers(struct kunit *test)
 /*
  * A caller-saved register the function writes on some path, but not
  * before its return from the probe, is dead at that return (its callers
- * cannot keep a value in it): the jump goes through it.
+ * cannot keep a value in it): the jump goes through it. So is a t
+ * register that a function called after the probe writes.
  */
 static void test_riscv_optimized_clobbered_at_return(struct kunit *test)
 {
@@ -692,6 +693,16 @@ static void test_riscv_optimized_clobbered_at_return(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ebreak_traps() - traps, 0UL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
 	unregister_kprobe(&kp);
+
+	/* t4, which the callee after the probe writes, before ra. */
+	if (rv_arm_optimized(test, &kp, kptrv_callfree_probe))
+		return;
+	KUNIT_EXPECT_EQ(test, (get_unaligned((u32 *)kptrv_callfree_probe) >> 7) & 31, 29U);
+	traps = ebreak_traps();
+	KUNIT_EXPECT_EQ(test, kptrv_callfree(10), 23ULL);
+	KUNIT_EXPECT_EQ(test, ebreak_traps() - traps, 0UL);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, kptrv_callfree(10), 23ULL);
 }
 
 /* Probe @at of @fn, optimized: @fn(@x) is @want, taking no exception. */

@@ -392,6 +392,29 @@ asm(".pushsection .text, \"ax\"\n"
 	"	ret\n"
 	KPTRV_END(kptrv_retfree)
 
+	/* Writes t4. x + 10 */
+	KPTRV_FUNC(kptrv_clobber_t4)
+	"	li	t4, 0\n"
+	"	addi	a0, a0, 10\n"
+	"	ret\n"
+	KPTRV_END(kptrv_clobber_t4)
+
+	/*
+	 * t4 is dead at the call after the probe: its callee writes it,
+	 * so the caller cannot keep a value in it. x + 13
+	 */
+	KPTRV_FUNC(kptrv_callfree)
+	"	addi	sp, sp, -16\n"
+	"	sd	ra, 8(sp)\n"
+	KPTRV_AT(kptrv_callfree_probe)
+	"	addi	a0, a0, 1\n"
+	"	addi	a0, a0, 2\n"
+	"	jal	kptrv_clobber_t4\n"
+	"	ld	ra, 8(sp)\n"
+	"	addi	sp, sp, 16\n"
+	"	ret\n"
+	KPTRV_END(kptrv_callfree)
+
 	/*
 	 * A branch lands inside the region after the probe: not
 	 * optimizable, though t1 is free. x + 1 + 2 * n, n >= 1

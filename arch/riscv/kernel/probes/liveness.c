@@ -23,7 +23,8 @@
  *    registers across calls of functions it knows leave them alone. A
  *    function that writes such a register anywhere does not leave it
  *    alone, so at its returns t0-t6 and a2-a7 (no return value) that it
- *    writes on any path are dead; the others are not free.
+ *    writes on any path are dead, and at a direct call the t0-t6 that
+ *    the callee writes on any path; the others are not free.
  *
  * Registers are read before written within one instruction. Reads are
  * over-approximated (an instruction this file does not know reads every
@@ -65,6 +66,7 @@ enum flow {
 	FLOW_STOP,	/* anything the scan does not follow: calls, traps */
 	FLOW_INDIRECT,	/* a jump through a register (a jump table), not a return */
 	FLOW_RETURN,	/* a jump through ra with no link: the function returns */
+	FLOW_CALL,	/* a JAL linking ra: a call of .target */
 };
 
 struct insn_effect {
@@ -106,7 +108,10 @@ static void decode32(u32 insn, struct insn_effect *e)
 		e->writes = rd;
 		e->target = riscv_insn_extract_jtype_imm(insn);
 		/* A JAL x0 may be a jump label site; a call ends the search. */
-		e->flow = rd == BIT(0) ? FLOW_BRANCH : FLOW_STOP;
+		if (rd == BIT(0))
+			e->flow = FLOW_BRANCH;
+		else
+			e->flow = rd == BIT(1) ? FLOW_CALL : FLOW_STOP;
 		break;
 	case 0x67:	/* JALR: calls, returns, indirect jumps */
 		e->reads = rs1;
@@ -316,6 +321,18 @@ static struct {
 	bool writes_known;
 } decoded;
 
+/*
+ * The write sets of the functions calls were last followed into, each
+ * decoded once while its text is known to stay. kprobe_mutex guards it.
+ */
+#define CALLEES_KEPT	16
+
+static struct {
+	unsigned long start, end;
+	u32 writes;
+} callees[CALLEES_KEPT];
+static unsigned int callees_next;
+
 struct scan {
 	unsigned long start, end;
 	unsigned int budget, depth;
@@ -378,11 +395,16 @@ static struct decoded *decoded_for(unsigned long start, unsigned long end)
  */
 void kprobe_forget_decoded(unsigned long start, unsigned long end)
 {
+	unsigned int i;
+
 	kprobe_assert_mutex_held();
 	if (decoded.at && decoded.start < end && decoded.end > start) {
 		kvfree(decoded.at);
 		decoded.at = NULL;
 	}
+	for (i = 0; i < CALLEES_KEPT; i++)
+		if (callees[i].start < end && callees[i].end > start)
+			callees[i].start = callees[i].end = 0;
 }
 
 /*
@@ -406,9 +428,40 @@ static u32 function_writes(struct scan *s)
 	return writes;
 }
 
+/* Every register the function starting at @fn writes; 0 when unknown. */
+static u32 callee_writes(unsigned long fn)
+{
+	unsigned long start, size, pc;
+	struct insn_effect e;
+	unsigned int i;
+	u32 writes = 0;
+
+	for (i = 0; i < CALLEES_KEPT; i++)
+		if (callees[i].start == fn)
+			return callees[i].writes;
+	if (!kprobe_function_bounds(fn, &start, &size) || start != fn ||
+	    size > DECODED_MAX || !kprobe_hears_text_gone(fn))
+		return 0;
+	for (pc = start; pc + 2 <= start + size; pc += e.len) {
+		decode_at(pc, &e);
+		writes |= e.writes;
+	}
+	i = callees_next++ % CALLEES_KEPT;
+	callees[i].start = start;
+	callees[i].end = start + size;
+	callees[i].writes = writes;
+	return writes;
+}
+
 /*
  * Of the registers in @undecided, those dead at @pc: written before read
- * on every path from there that the scan follows to the end.
+ * on every path from there that the scan follows to the end. At a return
+ * and at a direct call, the scan ends, with those dead that the caller
+ * cannot keep a value in: a caller keeps one in a caller-saved register
+ * across a call only where the callee leaves it alone (GCC's IPA-RA),
+ * and a function that writes the register anywhere does not. So t0-t6
+ * and a2-a7 (no return value) that this function writes are dead at its
+ * returns, and t0-t6 (no argument) that the callee writes at a call.
  */
 static u32 dead_at(struct scan *s, unsigned long pc, u32 undecided)
 {
@@ -425,6 +478,10 @@ static u32 dead_at(struct scan *s, unsigned long pc, u32 undecided)
 		undecided &= ~e.reads;
 		dead |= e.writes & undecided;
 		undecided &= ~e.writes;
+		if (e.flow == FLOW_RETURN)
+			dead |= undecided & s->clobbered;
+		else if (e.flow == FLOW_CALL)
+			dead |= undecided & REGS_T & callee_writes(pc + e.target);
 		/*
 		 * One register is all a query needs: past the branches this
 		 * path has taken, a register dead here is dead on them all.
@@ -454,15 +511,7 @@ static u32 dead_at(struct scan *s, unsigned long pc, u32 undecided)
 			pc += e.len;
 			continue;
 		case FLOW_RETURN:
-			/*
-			 * A caller keeps a value in a caller-saved register
-			 * across a call only where the callee leaves it alone
-			 * (GCC's IPA-RA); one this function writes anywhere is
-			 * not, a2-a7 and t0-t6 hold no return value, so they
-			 * are dead at its return.
-			 */
-			dead |= undecided & s->clobbered;
-			break;
+		case FLOW_CALL:
 		case FLOW_STOP:
 		case FLOW_INDIRECT:
 			break;
