@@ -854,7 +854,12 @@ What changes:
   sites that may change). A call or a return ends the search, as does
   anything else it cannot follow: with GCC's -fipa-ra a caller keeps
   values in caller-saved registers across calls of functions known to
-  leave them alone, so the calling convention proves nothing there.
+  leave them alone, so the calling convention alone proves nothing
+  there; but a function that writes such a register anywhere does not
+  leave it alone, so t0-t6 and a2-a7 the function writes are dead at
+  its returns, and t0-t6 a direct callee writes at the call. ra and
+  s1-s11 count where the function saved them and writes them again
+  before reading (s0, the frame pointer, never).
   The slot is taken from module space, within AUIPC's 2 GiB of kernel
   and module text. Where no register is proven free, or the
   instruction has an exception table entry (its fault must be fixed up
@@ -950,10 +955,12 @@ answered here:
   out; one inside an instruction there still gets -EILSEQ.
 - Compressed instructions are laid out and copied as they are.
 - The register the jump writes is one the code writes before reading
-  it on every path from the probe, found in the text (liveness.c, now
-  also ra and s1-s11 where the function saved them); so is each
-  register the detour's jumps out use, where they land. None found:
-  the probe stays an EBREAK.
+  it on every path from the probe, found in the text (liveness.c); so
+  is each register the detour's jumps out use, where they land. Where
+  none is free right after the region, the detour goes on with copies
+  of the next instructions (up to 16 bytes from the probe, where a
+  probe keeps the site a breakpoint as one in the region does) and
+  jumps back where one is. None found: the probe stays an EBREAK.
 - The detour does what the region does, at the probe's address:
   copied instructions run as they are, AUIPC loads its value, a branch
   becomes a branch over a jump to its target, a jump a jump, a return

@@ -549,7 +549,7 @@ static __always_inline bool continue_in_detour(struct kprobe *p, unsigned int fl
 #ifdef CONFIG_OPTPROBES
 	if (unlikely(flags & KPROBE_FLAG_OPT_READY)) {
 		regs->epc = kprobe_optprobe_copy(p);
-		smp_rmb();
+		smp_rmb();	/* the flag, then the detour it guards */
 		local_flush_icache_all();
 		return true;
 	}

@@ -403,8 +403,10 @@ void kprobe_forget_decoded(unsigned long start, unsigned long end)
 		decoded.at = NULL;
 	}
 	for (i = 0; i < CALLEES_KEPT; i++)
-		if (callees[i].start < end && callees[i].end > start)
-			callees[i].start = callees[i].end = 0;
+		if (callees[i].start < end && callees[i].end > start) {
+			callees[i].start = 0;
+			callees[i].end = 0;
+		}
 }
 
 /*

@@ -230,7 +230,8 @@ static int region_insn_kind(u32 insn, unsigned long at, struct region_insn *ri)
 	case INSN_GOOD_NO_SLOT:
 		break;
 	default:
-		return kprobe_refuse(-EOPNOTSUPP, "an instruction kprobes cannot execute in the region");
+		return kprobe_refuse(-EOPNOTSUPP,
+				     "an instruction kprobes cannot execute in the region");
 	}
 	if (ri->len == 2) {
 		f3 = insn >> 13;
@@ -372,9 +373,11 @@ static int copy_jump(struct copy_builder *c, unsigned long to)
 				     "a jump out of the function in the region (a tail call)");
 	rx = kprobe_free_register(to, c->func, c->end);
 	if (!rx)
-		return kprobe_refuse(-EOPNOTSUPP, "no register is free where the detour jumps back to");
+		return kprobe_refuse(-EOPNOTSUPP,
+				     "no register is free where the detour jumps back to");
 	if (!in_reach(pc, to))
-		return kprobe_refuse(-ERANGE, "the detour is out of AUIPC's reach of the probed code");
+		return kprobe_refuse(-ERANGE,
+				     "the detour is out of AUIPC's reach of the probed code");
 	jump_pair(pc, to, rx, &auipc, &jalr);
 	copy_emit(c, auipc, 4);
 	copy_emit(c, jalr, 4);
