@@ -264,14 +264,14 @@ void kprobe_site_sync_optimized(struct kprobe_batch *b, struct kprobe *site,
 
 /*
  * A new probe at @addr: sites whose region covers it lose their jump,
- * written at once so that the new breakpoint does not land in a jump.
- * A site with no jump in the text has nothing to write: the batch's
- * other writes stay queued.
+ * written at once so that the new breakpoint does not land in a jump,
+ * nor in the queued write that takes one out. A site whose jump was
+ * never written (KPROBE_FLAG_JUMPED) has none in the text: the batch's
+ * writes stay queued.
  */
 void kprobe_sync_covering_sites(struct kprobe_batch *b, kprobe_opcode_t *addr)
 {
 	struct kprobe *site;
-	bool jumped;
 	int k;
 
 	for (k = 1; k < OPTIMIZED_SPAN; k++) {
@@ -279,9 +279,8 @@ void kprobe_sync_covering_sites(struct kprobe_batch *b, kprobe_opcode_t *addr)
 		if (!site || !site_has_detour(site) ||
 		    !arch_within_optimized_kprobe(to_op(site), addr))
 			continue;
-		jumped = kprobe_optimized(site);
 		kprobe_site_sync_optimized(b, site, kprobe_site_wants_armed(site));
-		if (jumped)
+		if (site->flags & KPROBE_FLAG_JUMPED)
 			kprobe_batch_apply_text(b);
 	}
 }
