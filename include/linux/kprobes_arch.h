@@ -670,6 +670,13 @@ static inline void kprobe_assert_mutex_held(void)
 bool kprobe_function_bounds(unsigned long addr, unsigned long *start,
 			    unsigned long *size);
 
+/*
+ * The target of the jump label site whose instruction starts at @addr:
+ * where it jumps when its branch is taken, enabled or not; 0 when @addr
+ * is no jump label site. kprobe_mutex held, the text pinned.
+ */
+unsigned long kprobe_jump_label_target(unsigned long addr);
+
 /* For arch_populate_kprobe_blacklist(). */
 int kprobe_add_ksym_blacklist(unsigned long entry);
 int kprobe_add_area_blacklist(unsigned long start, unsigned long end);

@@ -745,10 +745,56 @@ static bool jump_label_site_at(unsigned long addr)
 		return jump_label_text_reserved((void *)addr, (void *)addr);
 	return vmlinux_jump_site_at(addr) || module_jump_site_at(addr);
 }
+
+/* The target of the entry of @n at @e whose site starts at @addr, or 0. */
+static unsigned long jump_entries_target(struct jump_entry *e, unsigned int n,
+					 unsigned long addr)
+{
+	for (; n--; e++)
+		if (jump_entry_code(e) == addr)
+			return jump_entry_target(e);
+	return 0;
+}
+
+unsigned long kprobe_jump_label_target(unsigned long addr)
+{
+	struct module *mod __maybe_unused;
+	unsigned int lo = 0, hi;
+
+	lockdep_assert_held(&kprobe_mutex);
+	if (!jump_index_tried)
+		jump_index_build();
+	if (!jump_index)
+		return jump_entries_target(__start___jump_table,
+					   __stop___jump_table - __start___jump_table, addr);
+	hi = jump_index_len;
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (jump_entry_code(jump_index_entry(mid)) < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < jump_index_len && jump_entry_code(jump_index_entry(lo)) == addr)
+		return jump_entry_target(jump_index_entry(lo));
+#ifdef CONFIG_MODULES
+	guard(preempt)();
+	mod = __module_text_address(addr);
+	if (mod)
+		return jump_entries_target(mod->jump_entries, mod->num_jump_entries, addr);
+#endif
+	return 0;
+}
 #else
 static bool jump_label_site_at(unsigned long addr)
 {
 	return false;
+}
+
+unsigned long kprobe_jump_label_target(unsigned long addr)
+{
+	return 0;
 }
 #endif /* CONFIG_JUMP_LABEL */
 

@@ -548,8 +548,8 @@ static __always_inline bool continue_in_detour(struct kprobe *p, unsigned int fl
 {
 #ifdef CONFIG_OPTPROBES
 	if (unlikely(flags & KPROBE_FLAG_OPT_READY)) {
+		smp_rmb();	/* the flag, then the slot and detour it guards */
 		regs->epc = kprobe_optprobe_copy(p);
-		smp_rmb();	/* the flag, then the detour it guards */
 		local_flush_icache_all();
 		return true;
 	}

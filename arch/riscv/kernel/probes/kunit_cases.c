@@ -11,6 +11,7 @@
  */
 
 #include <linux/ftrace.h>
+#include <linux/jump_label.h>
 #include <linux/kernel.h>
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
@@ -23,6 +24,9 @@
 
 #include "test_kprobes.h"	/* lib/ */
 #include "kunit_targets.h"
+
+/* The key of kptrv_jlinto's jump label site. */
+DEFINE_STATIC_KEY_FALSE(kptrv_jl_key);
 
 /* EBREAK traps per hit. */
 #define RV_SIMULATED	1
@@ -790,6 +794,20 @@ static void test_riscv_optimized_refused(struct kunit *test)
 	wait_for_kprobe_optimizer();
 	KUNIT_EXPECT_FALSE(test, rv_optimized(kptrv_tcall_probe));
 	KUNIT_EXPECT_EQ(test, kptrv_tcall(1), 10ULL);
+	unregister_kprobe(&kp);
+
+	/* A disabled jump label's target inside the region. */
+	rv_arm(test, &kp, kptrv_jlinto_probe, false);
+	wait_for_kprobe_optimizer();
+	KUNIT_EXPECT_FALSE(test, rv_optimized(kptrv_jlinto_probe));
+	KUNIT_EXPECT_EQ(test, kptrv_jlinto(10), 13ULL);
+	/* Enabled over a jump, it would land inside the AUIPC. */
+	if (!rv_optimized(kptrv_jlinto_probe)) {
+		static_branch_enable(&kptrv_jl_key);
+		KUNIT_EXPECT_EQ(test, kptrv_jlinto(10), 12ULL);
+		static_branch_disable(&kptrv_jl_key);
+	}
+	KUNIT_EXPECT_EQ(test, kptrv_jlinto(10), 13ULL);
 	unregister_kprobe(&kp);
 
 	rv_arm(test, &kp, kptrv_nofree_probe, false);

@@ -416,6 +416,25 @@ asm(".pushsection .text, \"ax\"\n"
 	KPTRV_END(kptrv_callfree)
 
 	/*
+	 * A jump label site (kptrv_jl_key) whose jump, once enabled, lands
+	 * inside the region of the probe after it: not optimizable.
+	 * x + 3, x + 2 with the key enabled
+	 */
+	KPTRV_FUNC(kptrv_jlinto)
+	"1:	nop\n"
+	".pushsection __jump_table, \"aw\"\n"
+	".balign 8\n"
+	".long 1b - ., 3f - .\n"
+	".dword kptrv_jl_key - .\n"
+	".popsection\n"
+	KPTRV_AT(kptrv_jlinto_probe)
+	"	addi	a0, a0, 1\n"
+	"3:	addi	a0, a0, 2\n"
+	"	li	t1, 0\n"
+	"	ret\n"
+	KPTRV_END(kptrv_jlinto)
+
+	/*
 	 * A branch lands inside the region after the probe: not
 	 * optimizable, though t1 is free. x + 1 + 2 * n, n >= 1
 	 */

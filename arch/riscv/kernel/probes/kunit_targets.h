@@ -38,6 +38,7 @@ u64 kptrv_optret(u64 x);
 u64 kptrv_optext(u64 x);
 u64 kptrv_retfree(u64 x);
 u64 kptrv_callfree(u64 x);
+u64 kptrv_jlinto(u64 x);
 
 /* Traced functions, their ftrace call site at the symbol (ftrace entries). */
 u64 kptrv_traced8(u64 a, u64 b, u64 c, u64 d, u64 e, u64 f, u64 g, u64 h);
@@ -63,6 +64,7 @@ extern u16 *const kptrv_addi_probe, *const kptrv_cmv_probe, *const kptrv_caddi_p
 	*const kptrv_entered_probe, *const kptrv_rafree_probe, *const kptrv_s1free_probe,
 	*const kptrv_optbr_probe, *const kptrv_optcbr_probe, *const kptrv_optauipc_probe,
 	*const kptrv_optj_probe, *const kptrv_optret_probe, *const kptrv_optext_probe,
-	*const kptrv_optext_after, *const kptrv_retfree_probe, *const kptrv_callfree_probe;
+	*const kptrv_optext_after, *const kptrv_retfree_probe, *const kptrv_callfree_probe,
+	*const kptrv_jlinto_probe;
 
 #endif /* _RISCV_KPROBES_KUNIT_TARGETS_H */

@@ -41,6 +41,7 @@
 
 #include <linux/bits.h>
 #include <linux/extable.h>
+#include <linux/ftrace.h>
 #include <linux/kprobes.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
@@ -119,7 +120,8 @@ static void decode32(u32 insn, struct insn_effect *e)
 		if (rd != BIT(0))
 			e->flow = FLOW_STOP;
 		else
-			e->flow = rs1 == BIT(1) ? FLOW_RETURN : FLOW_INDIRECT;
+			/* "ret"; with an offset, a far jump through ra */
+			e->flow = rs1 == BIT(1) && !(insn >> 20) ? FLOW_RETURN : FLOW_INDIRECT;
 		break;
 	case 0x63:	/* BRANCH */
 		e->reads = rs1 | rs2;
@@ -410,6 +412,26 @@ void kprobe_forget_decoded(unsigned long start, unsigned long end)
 }
 
 /*
+ * Might the "ret" at @pc be a far jump, "auipc ra; jalr x0, 0(ra)"? The
+ * parcels before it are read whether or not an instruction starts there:
+ * a wrong yes only keeps a register from being found free.
+ */
+static bool after_auipc_ra(struct scan *s, unsigned long pc)
+{
+	return pc >= s->start + 4 && (kprobe_text_parcel(pc - 4, true) & 0xfff) == 0x097;
+}
+
+/*
+ * The writes of [@start, @end), skipping ftrace's call site at a traced
+ * function's entry: "auipc t0; jalr t0" there writes t0 only while
+ * ftrace calls, and the compiler saw NOPs.
+ */
+static bool in_ftrace_site(unsigned long start, unsigned long pc)
+{
+	return pc < start + 8 && ftrace_location(start) == start;
+}
+
+/*
  * Every register an instruction of the scanned function writes, on any
  * path: decoded once, with the function's entries.
  */
@@ -423,7 +445,8 @@ static u32 function_writes(struct scan *s)
 		return decoded.writes;
 	for (pc = s->start; pc + 2 <= s->end; pc += e.len) {
 		effect_at(s, pc, &e);
-		writes |= e.writes;
+		if (!in_ftrace_site(s->start, pc))
+			writes |= e.writes;
 	}
 	decoded.writes = writes;
 	decoded.writes_known = true;
@@ -446,7 +469,8 @@ static u32 callee_writes(unsigned long fn)
 		return 0;
 	for (pc = start; pc + 2 <= start + size; pc += e.len) {
 		decode_at(pc, &e);
-		writes |= e.writes;
+		if (!in_ftrace_site(start, pc))
+			writes |= e.writes;
 	}
 	i = callees_next++ % CALLEES_KEPT;
 	callees[i].start = start;
@@ -480,7 +504,7 @@ static u32 dead_at(struct scan *s, unsigned long pc, u32 undecided)
 		undecided &= ~e.reads;
 		dead |= e.writes & undecided;
 		undecided &= ~e.writes;
-		if (e.flow == FLOW_RETURN)
+		if (e.flow == FLOW_RETURN && !after_auipc_ra(s, pc))
 			dead |= undecided & s->clobbered;
 		else if (e.flow == FLOW_CALL)
 			dead |= undecided & REGS_T & callee_writes(pc + e.target);
@@ -565,12 +589,15 @@ static unsigned long fixup_at(unsigned long pc)
 	return ex ? (unsigned long)&ex->fixup + ex->fixup : 0;
 }
 
-/* Is the JALR at @pc a far tail call, "auipc rX; jalr x0, rX", not a jump table's? */
-static bool is_far_tail(unsigned long pc, unsigned long start)
+/*
+ * Is the JALR at @pc, after the instruction at @prev, a far tail call,
+ * "auipc rX; jalr x0, rX", not a jump table's?
+ */
+static bool is_far_tail(unsigned long pc, unsigned long prev)
 {
 	u32 jalr, auipc;
 
-	if (pc < start + 4)
+	if (prev != pc - 4)
 		return false;
 	jalr = kprobe_text_parcel(pc, true) | (u32)kprobe_text_parcel(pc + 2, true) << 16;
 	auipc = kprobe_text_parcel(pc - 4, true) | (u32)kprobe_text_parcel(pc - 2, true) << 16;
@@ -598,18 +625,22 @@ const char *kprobe_region_entered(unsigned long lo, unsigned long hi,
 				  unsigned long start, unsigned long end)
 {
 	struct scan s = { .start = start, .end = end };
+	unsigned long pc, to, prev = 0;
 	struct insn_effect e;
-	unsigned long pc, to;
 
 	kprobe_assert_mutex_held();
 	s.decoded = decoded_for(start, end);
-	for (pc = start; pc + 2 <= end; pc += e.len) {
+	for (pc = start; pc + 2 <= end; prev = pc, pc += e.len) {
 		effect_at(&s, pc, &e);
-		if (e.flow == FLOW_INDIRECT && !is_far_tail(pc, start))
+		if ((e.flow == FLOW_INDIRECT && !is_far_tail(pc, prev)) ||
+		    (e.flow == FLOW_RETURN && is_far_tail(pc, prev)))
 			return "the function jumps through a register (a jump table)";
 		to = e.fixup ? fixup_at(pc) : pc + e.target;
-		if ((e.target || e.fixup) && to > lo && to < hi)
-			return "a jump or a fault's fix-up lands inside the region";
+		/* A jump label site's NOP: where it jumps once enabled. */
+		if (e.len == 4 && e.flow == FLOW_STOP && !e.reads && !e.writes)
+			to = kprobe_jump_label_target(pc) ?: pc;
+		if (to != pc && to > lo && to < hi)
+			return "a jump, a jump label or a fault's fix-up lands inside the region";
 	}
 	return NULL;
 }

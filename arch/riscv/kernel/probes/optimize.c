@@ -84,7 +84,7 @@
 
 /*
  * Where optprobe.S's loads expect the copy and the literals: nine
- * 4-byte instructions before the copy, the literals from word 14.
+ * 4-byte instructions before the copy, the literals from word 34.
  */
 #define TMPL_COPY_WORD	9
 #define TMPL_LIT_WORD	34
