@@ -328,6 +328,8 @@ static struct {
  * decoded once while its text is known to stay. kprobe_mutex guards it.
  */
 #define CALLEES_KEPT	16
+/* Callees decoded at most: a scan meets calls, and one decode each is paid. */
+#define CALLEE_MAX	SZ_1K
 
 static struct {
 	unsigned long start, end;
@@ -340,6 +342,7 @@ struct scan {
 	unsigned int budget, depth;
 	struct decoded *decoded;	/* this function's, or NULL */
 	u32 clobbered;			/* dead at its returns (see dead_at()) */
+	bool clobbered_known;
 };
 
 /* decode_at(), through the function's decoded entries when it has them. */
@@ -453,6 +456,16 @@ static u32 function_writes(struct scan *s)
 	return writes;
 }
 
+/* The registers dead at the scanned function's returns, decoded when first met. */
+static u32 scan_clobbered(struct scan *s)
+{
+	if (!s->clobbered_known) {
+		s->clobbered = s->decoded ? function_writes(s) & REGS_CLOBBERED : 0;
+		s->clobbered_known = true;
+	}
+	return s->clobbered;
+}
+
 /* Every register the function starting at @fn writes; 0 when unknown. */
 static u32 callee_writes(unsigned long fn)
 {
@@ -465,7 +478,7 @@ static u32 callee_writes(unsigned long fn)
 		if (callees[i].start == fn)
 			return callees[i].writes;
 	if (!kprobe_function_bounds(fn, &start, &size) || start != fn ||
-	    size > DECODED_MAX || !kprobe_hears_text_gone(fn))
+	    size > CALLEE_MAX || !kprobe_hears_text_gone(fn))
 		return 0;
 	for (pc = start; pc + 2 <= start + size; pc += e.len) {
 		decode_at(pc, &e);
@@ -504,9 +517,10 @@ static u32 dead_at(struct scan *s, unsigned long pc, u32 undecided)
 		undecided &= ~e.reads;
 		dead |= e.writes & undecided;
 		undecided &= ~e.writes;
-		if (e.flow == FLOW_RETURN && !after_auipc_ra(s, pc))
-			dead |= undecided & s->clobbered;
-		else if (e.flow == FLOW_CALL)
+		if (e.flow == FLOW_RETURN && (undecided & REGS_CLOBBERED) &&
+		    !after_auipc_ra(s, pc))
+			dead |= undecided & scan_clobbered(s);
+		else if (e.flow == FLOW_CALL && (undecided & REGS_T))
 			dead |= undecided & REGS_T & callee_writes(pc + e.target);
 		/*
 		 * One register is all a query needs: past the branches this
@@ -567,8 +581,6 @@ unsigned int kprobe_free_register(unsigned long addr, unsigned long start,
 
 	kprobe_assert_mutex_held();
 	s.decoded = decoded_for(start, end);
-	if (s.decoded)
-		s.clobbered = function_writes(&s) & REGS_CLOBBERED;
 	dead = dead_at(&s, addr, REGS_T | REGS_A | REGS_S | REG_RA);
 
 	if (dead & REGS_T)
