@@ -31,9 +31,13 @@
  *    every path from there written before it is read. So the handlers
  *    see rd as the jump left it, the one register a hit changes, and
  *    one nothing reads. Targets outside the function (tail calls) are
- *    refused: their liveness is not scanned;
+ *    refused: their liveness is not scanned. Where no register is free
+ *    right after the region, the copy goes on with the instructions
+ *    after it (up to MAX_OPTIMIZED_LENGTH from the site, the span a
+ *    probe in keeps the site a breakpoint) and jumps back where one is;
  *  - control enters the region only at its start: no branch or jump of
- *    the function, nor any fix-up, lands inside it, and the function
+ *    the function, no jump label once enabled, no fix-up lands inside
+ *    it, and the function
  *    has no jump through a register but returns and far tail calls
  *    (liveness.c); the region holds no jump label or ftrace site and
  *    ends inside the function;

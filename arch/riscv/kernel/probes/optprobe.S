@@ -16,10 +16,11 @@
  * a pt_regs below sp, loads kprobe_optprobe_common's address, which is
  * out of a JAL's reach, and calls it with t0 as the link; the common
  * part saves the rest. Back from it, with the registers as the handlers
- * left them, it restores t0 and t1, frees the pt_regs and runs the copy
- * of the instructions the jump replaced, followed by "auipc rb; jalr
- * x0, rb" to the instruction after them. optimize.c fills in those and
- * the literals; the template itself is never executed. Every
+ * left them, it restores t0 and t1, frees the pt_regs and does what the
+ * instructions the jump replaced do (the copy, build_copy() in
+ * optimize.c), ending in "auipc rb; jalr x0, rb" back to the probed
+ * code. optimize.c fills in those and the literals; the template itself
+ * is never executed. Every
  * instruction is 4 bytes (no compression, no relaxation), so that
  * optimize.c and the common part find the parts at fixed offsets.
  */
