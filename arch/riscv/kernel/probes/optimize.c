@@ -33,8 +33,8 @@
  *    one nothing reads. Targets outside the function (tail calls) are
  *    refused: their liveness is not scanned. Where no register is free
  *    right after the region, the copy goes on with the instructions
- *    after it (up to MAX_OPTIMIZED_LENGTH from the site, the span a
- *    probe in keeps the site a breakpoint) and jumps back where one is;
+ *    after it (up to MAX_OPTIMIZED_LENGTH bytes from the site; a probe
+ *    there keeps the site a breakpoint) and jumps back where one is;
  *  - control enters the region only at its start: no branch or jump of
  *    the function, no jump label once enabled, no fix-up lands inside
  *    it, and the function
