@@ -96,6 +96,10 @@
 /* The jump's bytes: AUIPC and JALR. */
 #define JUMP_BYTES	8
 #define C_NOP		0x0001U
+/* The parcels of a probe's EBREAK, and its C.EBREAK. */
+#define EBREAK_LO	0x0073U
+#define EBREAK_HI	0x0010U
+#define C_EBREAK	0x9002U
 
 /* Bytes of the instruction whose first parcel is @insn. */
 static unsigned int insn_len(u32 insn)
@@ -125,9 +129,16 @@ static kprobe_opcode_t slot_pending;
 static u16 unprobed_parcel(unsigned long at)
 {
 	unsigned long k, span = nr_written ? KPROBE_JUMP_REGION_MAX : 4;
+	u16 text = READ_ONCE(*(u16 *)at);
 	struct optimized_kprobe *op;
 	struct kprobe *p;
 
+	/*
+	 * With no jump written, only a probe's EBREAK differs from what it
+	 * replaced: a parcel that is no part of one is the text's own.
+	 */
+	if (!nr_written && text != EBREAK_LO && text != EBREAK_HI && text != C_EBREAK)
+		return text;
 	for (k = 0; k < span; k += 2) {
 		p = get_kprobe((kprobe_opcode_t *)(at - k));
 		if (!p || kprobe_gone(p) || kprobe_ftrace(p))
@@ -138,7 +149,7 @@ static u16 unprobed_parcel(unsigned long at)
 		if (k < insn_len(p->opcode))
 			return p->opcode >> (8 * k);
 	}
-	return READ_ONCE(*(u16 *)at);
+	return text;
 }
 
 /**
