@@ -14,6 +14,7 @@
 #include <linux/percpu.h>
 #include <linux/ptrace.h>
 #include <linux/types.h>
+#include <asm/extable.h>
 #include <asm/probes.h>	/* kprobe_opcode_t, struct arch_specific_insn */
 
 struct kprobe;
@@ -86,6 +87,12 @@ const char *kprobe_region_entered(unsigned long lo, unsigned long hi,
 				  unsigned long start, unsigned long end);
 /* Drop what liveness.c decoded of text in [@start, @end), going away. */
 void kprobe_forget_decoded(unsigned long start, unsigned long end);
+/*
+ * vmlinux's exception table, as kernel/extable.c declares it (and sorts
+ * it at boot): liveness.c looks up the entries of a function's range.
+ */
+extern struct exception_table_entry __start___ex_table[];
+extern struct exception_table_entry __stop___ex_table[];
 
 /* Queue writing @len bytes of @insn at @addr (arming.c); text_mutex held. */
 void kprobe_queue_text_write(void *addr, u32 insn, unsigned int len);

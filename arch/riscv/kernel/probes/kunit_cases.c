@@ -181,6 +181,12 @@ static void test_riscv_backward_jump(struct kunit *test)
 	rv_copied(test, kptrv_backjump_probe, kptrv_backjump, 1, 7, 4);
 }
 
+/* A register first written past a loop after the probe: boosted. */
+static void test_riscv_free_past_loop(struct kunit *test)
+{
+	rv_copied(test, kptrv_loop_probe, kptrv_loop, 3, 7, 4);
+}
+
 /*
  * Between LR and SC (both included) a breakpoint's trap clears the
  * reservation, and the SC would fail for ever: refused. The branch
@@ -1274,6 +1280,7 @@ static struct kunit_case kprobes_riscv_testcases[] = {
 	KUNIT_CASE(test_riscv_branch_liveness),
 	KUNIT_CASE(test_riscv_live_across_call),
 	KUNIT_CASE(test_riscv_backward_jump),
+	KUNIT_CASE(test_riscv_free_past_loop),
 	KUNIT_CASE(test_riscv_lrsc_refused),
 	KUNIT_CASE(test_riscv_kernel_text),
 	KUNIT_CASE(test_riscv_fixup_after_probe),

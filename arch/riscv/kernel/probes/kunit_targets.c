@@ -139,6 +139,20 @@ asm(".pushsection .text, \"ax\"\n"
 	KPTRV_END(kptrv_backjump)
 
 	/*
+	 * t0 first written past a loop that reads a0 only, and dead at the
+	 * return as the function writes it: free. 7 for an odd x
+	 */
+	KPTRV_FUNC(kptrv_loop)
+	KPTRV_AT(kptrv_loop_probe)
+	"	addi	a0, a0, 1\n"
+	"1:	addi	a0, a0, -2\n"
+	"	bgtz	a0, 1b\n"
+	"	li	t0, 7\n"
+	"	add	a0, a0, t0\n"
+	"	ret\n"
+	KPTRV_END(kptrv_loop)
+
+	/*
 	 * An LR/SC loop adding a1 to the word at a0, returning the old
 	 * value: a trap between LR and SC fails the SC every time.
 	 */

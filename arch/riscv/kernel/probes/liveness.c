@@ -5,26 +5,33 @@
  * A copy that jumps back from its slot needs AUIPC and JALR, and a
  * register to carry the address between them (JAL reaches 1 MiB, and
  * slots lie farther). That register must be dead where the jump lands:
- * on every path from there, written before it is read. The scan below
- * proves that from the text, or gives up:
+ * on every path from there, written before it is read. The text proves
+ * that, or nothing does: a register is dead at an instruction that
+ * writes it without reading it, and at one that does not read it when
+ * it is dead after it on every way on:
  *
- *  - it follows the function's instructions from the address, both ways
- *    at a conditional branch, and stops with "not free" for a register
- *    still undecided at anything it cannot follow: the function's end,
- *    an indirect jump, a trap, a 4-byte NOP (a jump label site, which
- *    may become a jump anywhere), an instruction with an exception table
- *    entry (its fix-up code may read anything), or its budget;
- *  - a JAL to x0 may be a jump label site too (it may become a NOP), so
- *    both its target and the next instruction are followed;
- *  - a call or a return ends the search too: the calling convention
- *    would say that the callee may change t0-t6, and that the caller
- *    expects nothing of them after a return, but GCC's IPA register
- *    allocation (-fipa-ra, on at -O2) keeps values in caller-saved
- *    registers across calls of functions it knows leave them alone. A
- *    function that writes such a register anywhere does not leave it
- *    alone, so at its returns t0-t6 and a2-a7 (no return value) that it
- *    writes on any path are dead, and at a direct call the t0-t6 that
- *    the callee writes on any path; the others are not free.
+ *  - both ways at a conditional branch; a JAL to x0 may be a jump label
+ *    site (it may become a NOP), so its target and the next instruction;
+ *  - nothing is dead past anything the analysis does not follow: the
+ *    function's end, an indirect jump, a trap, a 4-byte NOP (a jump
+ *    label site, which may become a jump anywhere), an instruction with
+ *    an exception table entry (its fix-up code may read anything), and
+ *    past a query's budget of instructions;
+ *  - a call or a return is followed no further either: the calling
+ *    convention would say that the callee may change t0-t6, and that
+ *    the caller expects nothing of them after a return, but GCC's IPA
+ *    register allocation (-fipa-ra, on at -O2) keeps values in
+ *    caller-saved registers across calls of functions it knows leave
+ *    them alone. A function that writes such a register anywhere does
+ *    not leave it alone, so at its returns t0-t6 and a2-a7 (no return
+ *    value) that it writes on any path are dead, and at a direct call
+ *    the t0-t6 that the callee writes on any path.
+ *
+ * Loops make that a fixed point: dead_at() solves it for the
+ * instructions a query reaches before those ends, from "all dead" down,
+ * and keeps the answers with the function's decoded text, so that the
+ * probes of one function, registered one after another, find most of
+ * their answers solved.
  *
  * Registers are read before written within one instruction. Reads are
  * over-approximated (an instruction this file does not know reads every
@@ -42,15 +49,12 @@
 #include <linux/bits.h>
 #include <linux/extable.h>
 #include <linux/ftrace.h>
+#include <linux/kallsyms.h>
 #include <linux/kprobes.h>
+#include <linux/module.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <asm/insn.h>
-
-/* Instructions one query follows at most, over all its paths. */
-#define SCAN_BUDGET	48
-/* Branch targets followed one inside the other at most (stack use). */
-#define SCAN_DEPTH	8
 
 #define REGS_T		(BIT(5) | BIT(6) | BIT(7) | GENMASK(31, 28))
 #define REGS_A		GENMASK(17, 10)
@@ -58,6 +62,13 @@
 #define REG_RA		BIT(1)
 /* Caller-saved registers that return no value: t0-t6, a2-a7. */
 #define REGS_CLOBBERED	(REGS_T | GENMASK(17, 12))
+#define CANDIDATES	(REGS_T | REGS_A | REGS_S | REG_RA)
+
+/*
+ * Instructions one query follows on to others at most: the returns and
+ * calls it reaches cost the decoding of a function each.
+ */
+#define REACH_BUDGET	512
 
 /* What an instruction does to the flow of control. */
 enum flow {
@@ -257,8 +268,10 @@ static void decode16(u32 insn, struct insn_effect *e)
 /*
  * Decode the instruction at @pc, inside the function being scanned,
  * whose text is mapped while kprobes holds kprobe_mutex and text_mutex.
+ * @listed: whether the exception table has an entry for @pc, or NULL to
+ * search it when the instruction accesses memory.
  */
-static void decode_at(unsigned long pc, struct insn_effect *e)
+static void decode_at(unsigned long pc, struct insn_effect *e, const bool *listed)
 {
 	u16 lo = kprobe_text_parcel(pc, true), hi;
 
@@ -279,7 +292,7 @@ static void decode_at(unsigned long pc, struct insn_effect *e)
 	 * The fix-up code of a faulting access may read any register, and
 	 * the access's own write does not happen then.
 	 */
-	if (e->access && search_exception_tables(pc)) {
+	if (e->access && (listed ? *listed : !!search_exception_tables(pc))) {
 		e->writes = 0;
 		e->flow = FLOW_STOP;
 		e->fixup = true;
@@ -297,7 +310,8 @@ static void decode_at(unsigned long pc, struct insn_effect *e)
  * kprobe_mutex guards it; kprobe_forget_decoded() drops it when its text
  * goes, and only text whose going the core hears of is kept.
  *
- * An entry outlives later changes to the text: kprobes' own EBREAKs
+ * An entry, and the dead registers solved at it, outlive later changes
+ * to the text: kprobes' own EBREAKs
  * (the instruction still runs, simulated or from a slot, and a boosted
  * copy's jump writes only a register proven dead there), a jump label
  * site (decoded as a NOP it ends a scan; as a JAL x0 both ways are
@@ -307,13 +321,23 @@ static void decode_at(unsigned long pc, struct insn_effect *e)
  */
 #define DECODED_MAX	SZ_8K
 
+/* How far dead_at() has come with an entry. */
+enum solving {
+	UNSOLVED,	/* no query has reached it */
+	REACHED,	/* the query being solved reaches it */
+	OPEN,		/* and where it goes on to is reached too */
+	SOLVED,		/* .dead is final */
+};
+
 struct decoded {
 	u32 reads;
 	u32 writes;
 	s32 target;
+	u32 dead;	/* OPEN: an upper bound; SOLVED: the candidates dead here */
 	u8 len;
 	u8 flow;
-	bool fixup;
+	bool fixup;	/* listed in the exception table: set before decoding */
+	u8 solving;
 };
 
 static struct {
@@ -339,11 +363,28 @@ static unsigned int callees_next;
 
 struct scan {
 	unsigned long start, end;
-	unsigned int budget, depth;
 	struct decoded *decoded;	/* this function's, or NULL */
 	u32 clobbered;			/* dead at its returns (see dead_at()) */
 	bool clobbered_known;
 };
+
+/* The entry of the instruction at @pc of the scanned function, decoded when first asked for. */
+static struct decoded *entry_at(struct scan *s, unsigned long pc)
+{
+	struct decoded *d = &s->decoded[(pc - s->start) / 2];
+	struct insn_effect e;
+
+	if (!d->len) {
+		decode_at(pc, &e, &d->fixup);
+		d->reads = e.reads;
+		d->writes = e.writes;
+		d->target = e.target;
+		d->flow = e.flow;
+		d->len = e.len;
+		d->fixup = e.fixup;
+	}
+	return d;
+}
 
 /* decode_at(), through the function's decoded entries when it has them. */
 static void effect_at(struct scan *s, unsigned long pc, struct insn_effect *e)
@@ -351,20 +392,10 @@ static void effect_at(struct scan *s, unsigned long pc, struct insn_effect *e)
 	struct decoded *d;
 
 	if (!s->decoded) {
-		decode_at(pc, e);
+		decode_at(pc, e, NULL);
 		return;
 	}
-	d = &s->decoded[(pc - s->start) / 2];
-	if (!d->len) {
-		decode_at(pc, e);
-		d->reads = e->reads;
-		d->writes = e->writes;
-		d->target = e->target;
-		d->flow = e->flow;
-		d->len = e->len;
-		d->fixup = e->fixup;
-		return;
-	}
+	d = entry_at(s, pc);
 	e->reads = d->reads;
 	e->writes = d->writes;
 	e->target = d->target;
@@ -373,9 +404,69 @@ static void effect_at(struct scan *s, unsigned long pc, struct insn_effect *e)
 	e->fixup = d->fixup;
 }
 
+/* The address of the instruction an exception table entry is for. */
+static unsigned long listed_insn(const struct exception_table_entry *ex)
+{
+	return (unsigned long)&ex->insn + ex->insn;
+}
+
+/*
+ * The exception table of the text at @addr, vmlinux's or its module's,
+ * sorted by address (as search_exception_tables() relies on too), in
+ * *@table and *@num; false for other text.
+ */
+static bool extable_of(unsigned long addr, const struct exception_table_entry **table,
+		       size_t *num)
+{
+	struct module *mod;
+
+	if (is_kernel_text(addr) || is_kernel_inittext(addr)) {
+		*table = __start___ex_table;
+		*num = __stop___ex_table - __start___ex_table;
+		return true;
+	}
+	if (!IS_ENABLED(CONFIG_MODULES))
+		return false;
+	preempt_disable();
+	mod = __module_address(addr);
+	if (mod) {
+		*table = mod->extable;
+		*num = mod->num_exentries;
+	}
+	preempt_enable();
+	return mod;
+}
+
+/*
+ * Mark the entries of [@start, @end) that the exception table lists:
+ * one search for the function, not one per access decoded. False for
+ * text no table covers.
+ */
+static bool mark_listed(struct decoded *at, unsigned long start, unsigned long end)
+{
+	const struct exception_table_entry *table = NULL;
+	size_t num = 0, lo = 0, hi, mid;
+	unsigned long insn;
+
+	if (!extable_of(start, &table, &num))
+		return false;
+	hi = num;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (listed_insn(&table[mid]) < start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < num && (insn = listed_insn(&table[lo])) < end; lo++)
+		at[(insn - start) / 2].fixup = true;
+	return true;
+}
+
 /*
  * The decoded entries of [@start, @end), kept from the last scan of the
- * same function or new; NULL for a function too large, or no memory.
+ * same function or new; NULL for a function too large, text no
+ * exception table covers, or no memory.
  */
 static struct decoded *decoded_for(unsigned long start, unsigned long end)
 {
@@ -385,6 +476,10 @@ static struct decoded *decoded_for(unsigned long start, unsigned long end)
 		return NULL;
 	kvfree(decoded.at);
 	decoded.at = kvcalloc((end - start) / 2, sizeof(*decoded.at), GFP_KERNEL);
+	if (decoded.at && !mark_listed(decoded.at, start, end)) {
+		kvfree(decoded.at);
+		decoded.at = NULL;
+	}
 	decoded.start = start;
 	decoded.end = end;
 	decoded.writes_known = false;
@@ -400,18 +495,21 @@ static struct decoded *decoded_for(unsigned long start, unsigned long end)
  */
 void kprobe_forget_decoded(unsigned long start, unsigned long end)
 {
+	bool callee_gone = false;
 	unsigned int i;
 
 	kprobe_assert_mutex_held();
-	if (decoded.at && decoded.start < end && decoded.end > start) {
-		kvfree(decoded.at);
-		decoded.at = NULL;
-	}
 	for (i = 0; i < CALLEES_KEPT; i++)
 		if (callees[i].start < end && callees[i].end > start) {
 			callees[i].start = 0;
 			callees[i].end = 0;
+			callee_gone = true;
 		}
+	/* Its dead registers were solved with what its callees write. */
+	if (decoded.at && (callee_gone || (decoded.start < end && decoded.end > start))) {
+		kvfree(decoded.at);
+		decoded.at = NULL;
+	}
 }
 
 /*
@@ -466,9 +564,14 @@ static u32 scan_clobbered(struct scan *s)
 	return s->clobbered;
 }
 
-/* Every register the function starting at @fn writes; 0 when unknown. */
+/*
+ * Every register the function starting at @fn writes; 0 when unknown.
+ * An access with an exception table entry counts: it writes whenever it
+ * does not fault, and so its register is not left alone.
+ */
 static u32 callee_writes(unsigned long fn)
 {
+	static const bool unlisted;
 	unsigned long start, size, pc;
 	struct insn_effect e;
 	unsigned int i;
@@ -481,7 +584,7 @@ static u32 callee_writes(unsigned long fn)
 	    size > CALLEE_MAX || !kprobe_hears_text_gone(fn))
 		return 0;
 	for (pc = start; pc + 2 <= start + size; pc += e.len) {
-		decode_at(pc, &e);
+		decode_at(pc, &e, &unlisted);
 		if (!in_ftrace_site(start, pc))
 			writes |= e.writes;
 	}
@@ -492,73 +595,144 @@ static u32 callee_writes(unsigned long fn)
 	return writes;
 }
 
-/*
- * Of the registers in @undecided, those dead at @pc: written before read
- * on every path from there that the scan follows to the end. At a return
- * and at a direct call, the scan ends, with those dead that the caller
- * cannot keep a value in: a caller keeps one in a caller-saved register
- * across a call only where the callee leaves it alone (GCC's IPA-RA),
- * and a function that writes the register anywhere does not. So t0-t6
- * and a2-a7 (no return value) that this function writes are dead at its
- * returns, and t0-t6 (no argument) that the callee writes at a call.
- */
-static u32 dead_at(struct scan *s, unsigned long pc, u32 undecided)
+/* The entry at @pc when an instruction there lies inside the function; else NULL. */
+static struct decoded *inside_at(struct scan *s, unsigned long pc)
 {
-	struct insn_effect e;
-	u32 dead = 0;
+	struct decoded *d;
 
-	while (undecided) {
-		if (pc < s->start || pc + 2 > s->end || !s->budget)
-			break;
-		effect_at(s, pc, &e);
-		if (pc + e.len > s->end)
-			break;
-		s->budget--;
-		undecided &= ~e.reads;
-		dead |= e.writes & undecided;
-		undecided &= ~e.writes;
-		if (e.flow == FLOW_RETURN && (undecided & REGS_CLOBBERED) &&
-		    !after_auipc_ra(s, pc))
-			dead |= undecided & scan_clobbered(s);
-		else if (e.flow == FLOW_CALL && (undecided & REGS_T))
-			dead |= undecided & REGS_T & callee_writes(pc + e.target);
-		/*
-		 * One register is all a query needs: past the branches this
-		 * path has taken, a register dead here is dead on them all.
-		 * A branch target's scan goes on, to give its caller the most
-		 * to keep on the other way.
-		 */
-		if (dead && !s->depth)
-			break;
-		switch (e.flow) {
-		case FLOW_NEXT:
-			pc += e.len;
-			continue;
-		case FLOW_JUMP:
-			pc += e.target;
-			continue;
-		case FLOW_BRANCH:
-			/*
-			 * Dead on both ways: of those dead at the target,
-			 * the ones this loop goes on to prove dead on the
-			 * way on.
-			 */
-			if (s->depth == SCAN_DEPTH)
-				break;
-			s->depth++;
-			undecided = dead_at(s, pc + e.target, undecided);
-			s->depth--;
-			pc += e.len;
-			continue;
-		case FLOW_RETURN:
-		case FLOW_CALL:
-		case FLOW_STOP:
-		case FLOW_INDIRECT:
-			break;
-		}
-		break;
+	if (pc < s->start || pc + 2 > s->end)
+		return NULL;
+	d = entry_at(s, pc);
+	return pc + d->len <= s->end ? d : NULL;
+}
+
+/*
+ * The candidates dead after the instruction @d at @pc where the analysis
+ * follows it no further: at a return those the caller cannot keep a
+ * value in (see the top of the file), at a direct call those the callee
+ * writes, nothing at anything else.
+ */
+static u32 dead_at_end(struct scan *s, struct decoded *d, unsigned long pc)
+{
+	if (d->flow == FLOW_RETURN && !after_auipc_ra(s, pc))
+		return scan_clobbered(s);
+	if (d->flow == FLOW_CALL)
+		return REGS_T & callee_writes(pc + d->target);
+	return 0;
+}
+
+/* Does the analysis follow the instruction @d on to others? */
+static bool goes_on(struct decoded *d)
+{
+	return d->flow == FLOW_NEXT || d->flow == FLOW_JUMP || d->flow == FLOW_BRANCH;
+}
+
+/* The instructions @d at @pc goes on to: up to two, NULL for one outside. */
+static unsigned int next_of(struct scan *s, struct decoded *d, unsigned long pc,
+			    struct decoded **to, unsigned long *at)
+{
+	unsigned int n = 0;
+
+	if (d->flow == FLOW_JUMP || d->flow == FLOW_BRANCH) {
+		at[n] = pc + d->target;
+		to[n] = inside_at(s, at[n]);
+		n++;
 	}
-	return dead;
+	if (d->flow == FLOW_NEXT || d->flow == FLOW_BRANCH) {
+		at[n] = pc + d->len;
+		to[n] = inside_at(s, at[n]);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * The entries one query reaches, as offsets into the function's decoded
+ * entries: those that go on to others (OPEN) first, in the order
+ * reached. A query expands at most REACH_BUDGET of them, each adding
+ * at most two. kprobe_mutex guards it.
+ */
+static u16 reached[2 * REACH_BUDGET + 1];
+
+/*
+ * Mark what the query at @pc reaches, up to where the analysis stops:
+ * those entries OPEN, with every candidate as the upper bound of their
+ * dead set, and the stops SOLVED at once. Past REACH_BUDGET instructions
+ * an instruction is taken for a stop too: the answer only proves less
+ * there, for this query and the later ones that reach it. Returns how
+ * many are OPEN, at the start of reached[].
+ */
+static unsigned int reach(struct scan *s, unsigned long pc)
+{
+	unsigned int head = 0, tail = 0, open = 0, i, n;
+	struct decoded *d, *to[2];
+	unsigned long q, at[2];
+
+	reached[tail++] = (pc - s->start) / 2;
+	s->decoded[reached[0]].solving = REACHED;
+	for (; head < tail; head++) {
+		q = s->start + 2 * reached[head];
+		d = &s->decoded[reached[head]];
+		if (!goes_on(d) || open == REACH_BUDGET) {
+			d->dead = (d->writes | (goes_on(d) ? 0 : dead_at_end(s, d, q))) &
+				  ~d->reads & CANDIDATES;
+			d->solving = SOLVED;
+			continue;
+		}
+		d->dead = CANDIDATES;
+		d->solving = OPEN;
+		/* Behind the head: that slot was read already. */
+		reached[open++] = reached[head];
+		n = next_of(s, d, q, to, at);
+		for (i = 0; i < n; i++) {
+			if (!to[i] || to[i]->solving != UNSOLVED)
+				continue;
+			to[i]->solving = REACHED;
+			reached[tail++] = (at[i] - s->start) / 2;
+		}
+	}
+	return open;
+}
+
+/*
+ * The candidates dead at @pc: solved once for everything the query
+ * reaches, then kept. Each OPEN entry's dead set starts at every
+ * candidate and only shrinks, sweep by sweep (latest reached first:
+ * mostly those after it), to what its instruction and those it goes on
+ * to allow; no change in a sweep is the fixed point.
+ */
+static u32 dead_at(struct scan *s, unsigned long pc)
+{
+	struct decoded *d = inside_at(s, pc), *to[2];
+	unsigned int i, k, n, open;
+	unsigned long q, at[2];
+	bool changed;
+	u32 after;
+
+	if (!d)
+		return 0;
+	if (d->solving == SOLVED)
+		return d->dead;
+	open = reach(s, pc);
+	do {
+		changed = false;
+		for (k = open; k-- > 0;) {
+			q = s->start + 2 * reached[k];
+			d = &s->decoded[reached[k]];
+			after = CANDIDATES;
+			n = next_of(s, d, q, to, at);
+			for (i = 0; i < n; i++)
+				after &= to[i] ? to[i]->dead : 0;
+			after = (d->writes | after) & ~d->reads & CANDIDATES;
+			if (after != d->dead) {
+				d->dead = after;
+				changed = true;
+			}
+		}
+	} while (changed);
+	for (k = 0; k < open; k++)
+		s->decoded[reached[k]].solving = SOLVED;
+	return inside_at(s, pc)->dead;
 }
 
 /**
@@ -567,7 +741,7 @@ static u32 dead_at(struct scan *s, unsigned long pc, u32 undecided)
  * @start: the function's first byte
  * @end: the byte after its last
  *
- * kprobe_mutex held.
+ * kprobe_mutex held. A function larger than DECODED_MAX has none.
  *
  * Return: the number of a register (t0-t6 first, then a7 down to a0,
  * s11 down to s1, ra) that every path from @addr writes before reading
@@ -576,12 +750,14 @@ static u32 dead_at(struct scan *s, unsigned long pc, u32 undecided)
 unsigned int kprobe_free_register(unsigned long addr, unsigned long start,
 				  unsigned long end)
 {
-	struct scan s = { .start = start, .end = end, .budget = SCAN_BUDGET };
+	struct scan s = { .start = start, .end = end };
 	u32 dead;
 
 	kprobe_assert_mutex_held();
 	s.decoded = decoded_for(start, end);
-	dead = dead_at(&s, addr, REGS_T | REGS_A | REGS_S | REG_RA);
+	if (!s.decoded)
+		return 0;
+	dead = dead_at(&s, addr);
 
 	if (dead & REGS_T)
 		return __ffs(dead & REGS_T);
