@@ -148,6 +148,13 @@ static struct {
 	unsigned long size;
 	char modname[MODULE_NAME_LEN];
 	char name[KSYM_NAME_LEN];
+	/*
+	 * Of its ftrace call sites: none lies in [site_from, site), and
+	 * site is the next one, or 0 for none up to the function's end.
+	 * Not known while site_from is 0.
+	 */
+	unsigned long site_from;
+	unsigned long site;
 } probed_function;
 
 /*
@@ -158,6 +165,7 @@ void kprobe_forget_probed_function(void)
 {
 	lockdep_assert_held(&kprobe_mutex);
 	probed_function.size = 0;
+	probed_function.site_from = 0;
 }
 
 /**
@@ -207,6 +215,7 @@ static int place_probe(struct kprobe *p)
 			sizeof(probed_function.modname));
 		probed_function.start = addr - offset;
 		probed_function.size = size;
+		probed_function.site_from = 0;
 	}
 	where = place_in_function(addr, probed_function.start, &on_func_entry);
 	if (IS_ERR(where))
@@ -896,7 +905,22 @@ static bool is_preamble_symbol(const char *name)
 static bool is_ftrace_call_site(unsigned long addr)
 {
 #ifdef CONFIG_DYNAMIC_FTRACE
-	return addr && ftrace_location_range(addr, addr) == addr;
+	unsigned long end = probed_function.start + probed_function.size;
+
+	if (!addr)
+		return false;
+	if (addr - probed_function.start >= probed_function.size)
+		return ftrace_location_range(addr, addr) == addr;
+	/*
+	 * In the probed function, whose probes tend to come in address
+	 * order: one search finds the next site for all of them up to it.
+	 */
+	if (!probed_function.site_from || addr < probed_function.site_from ||
+	    (probed_function.site && addr > probed_function.site)) {
+		probed_function.site_from = addr;
+		probed_function.site = ftrace_location_range(addr, end - 1);
+	}
+	return addr == probed_function.site;
 #else
 	return false;
 #endif
