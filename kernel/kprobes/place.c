@@ -842,21 +842,26 @@ static int refuse_listed_site(unsigned long addr)
 /* ---- checking the point -------------------------------------------------- */
 
 #ifdef CONFIG_MODULES
-/* Keep the module that holds @addr from going away while we place a probe. */
+/*
+ * Keep the module whose text holds @addr, not the kernel's, from going
+ * away while we place a probe.
+ */
 static int pin_probed_module(unsigned long addr, struct module **probed_mod)
 {
 	struct module *mod;
 
 	preempt_disable();
 	mod = __module_text_address(addr);
-	if (mod && !try_module_get(mod)) {
+	if (!mod) {
+		preempt_enable();
+		return kprobe_refuse(-EINVAL, "not kernel or module text");
+	}
+	if (!try_module_get(mod)) {
 		/* Its refcount is dead: the module is being unloaded. */
 		preempt_enable();
 		return kprobe_refuse(-ENOENT, "the module is going");
 	}
 	preempt_enable();
-	if (!mod)
-		return 0;
 
 	/* A module's init text is freed once it is live. */
 	if (mod->state == MODULE_STATE_GOING ||
@@ -871,7 +876,7 @@ static int pin_probed_module(unsigned long addr, struct module **probed_mod)
 #else
 static int pin_probed_module(unsigned long addr, struct module **probed_mod)
 {
-	return 0;
+	return kprobe_refuse(-EINVAL, "not kernel or module text");
 }
 #endif
 
@@ -882,8 +887,8 @@ static int pin_probed_module(unsigned long addr, struct module **probed_mod)
 static int pin_probed_text(unsigned long addr, struct module **probed_mod)
 {
 	*probed_mod = NULL;
-	if (!core_kernel_text(addr) && !is_module_text_address(addr))
-		return kprobe_refuse(-EINVAL, "not kernel or module text");
+	if (core_kernel_text(addr))
+		return 0;
 	return pin_probed_module(addr, probed_mod);
 }
 
