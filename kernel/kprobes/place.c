@@ -752,7 +752,10 @@ static bool jump_label_site_at(unsigned long addr)
 		jump_index_build();
 	if (!jump_index)
 		return jump_label_text_reserved((void *)addr, (void *)addr);
-	return vmlinux_jump_site_at(addr) || module_jump_site_at(addr);
+	/* vmlinux's table lists vmlinux's sites, a module's its own. */
+	if (is_kernel_text(addr) || is_kernel_inittext(addr))
+		return vmlinux_jump_site_at(addr);
+	return module_jump_site_at(addr);
 }
 
 /* The target of the entry of @n at @e whose site starts at @addr, or 0. */
