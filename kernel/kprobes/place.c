@@ -155,7 +155,16 @@ static struct {
 	 */
 	unsigned long site_from;
 	unsigned long site;
+	/*
+	 * No blacklisted range meets it, nor is it a piece of a blacklisted
+	 * function: known while clear_gen is blacklist_gen + 1.
+	 */
+	unsigned long clear_gen;
+	bool clear;
 } probed_function;
+
+/* Counts the blacklist's changes, for probed_function.clear_gen. */
+static unsigned long blacklist_gen;
 
 /*
  * Forget the remembered function: its text is going (gone.c), or the
@@ -166,6 +175,7 @@ void kprobe_forget_probed_function(void)
 	lockdep_assert_held(&kprobe_mutex);
 	probed_function.size = 0;
 	probed_function.site_from = 0;
+	probed_function.clear_gen = 0;
 }
 
 /**
@@ -216,6 +226,7 @@ static int place_probe(struct kprobe *p)
 		probed_function.start = addr - offset;
 		probed_function.size = size;
 		probed_function.site_from = 0;
+		probed_function.clear_gen = 0;
 	}
 	where = place_in_function(addr, probed_function.start, &on_func_entry);
 	if (IS_ERR(where))
@@ -420,13 +431,66 @@ static void record_blacklist_entry(unsigned long addr)
 	}
 }
 
+/* Does a blacklisted range meet [@start, @end)? The arch's own aside. */
+static bool blacklist_meets(unsigned long start, unsigned long end)
+{
+	struct kprobe_blacklist_entry *ent;
+	unsigned int lo = 0, hi = nr_boot_ranges, mid;
+
+	guard(rcu)();
+	if (!boot_last) {
+		list_for_each_entry_rcu(ent, &kprobe_blacklist, list)
+			if (ent->start_addr < end && ent->end_addr > start)
+				return true;
+		return false;
+	}
+	/* The boot ranges are disjoint and sorted: their ends are too. */
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (boot_ranges[mid].end <= start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < nr_boot_ranges && boot_ranges[lo].start < end)
+		return true;
+	ent = boot_last;
+	list_for_each_entry_continue_rcu(ent, &kprobe_blacklist, list)
+		if (ent->start_addr < end && ent->end_addr > start)
+			return true;
+	return false;
+}
+
+/*
+ * Is the probed function, which holds the address being checked, clear
+ * of the blacklist? Worked out once for all its probes, again after
+ * the blacklist changes. kprobe_mutex held.
+ */
+static bool probed_function_clear(void)
+{
+	unsigned long start = probed_function.start, gen = READ_ONCE(blacklist_gen);
+	const char *modname = probed_function.modname;
+
+	if (probed_function.clear_gen != gen + 1) {
+		probed_function.clear =
+			!blacklist_meets(start, start + probed_function.size) &&
+			!blacklisted_piece(start, probed_function.name,
+					   modname[0] ? modname : NULL);
+		probed_function.clear_gen = gen + 1;
+	}
+	return probed_function.clear;
+}
+
 /*
  * Refuse @addr, in the symbol @name of @modname (NULL for vmlinux),
  * when a blacklisted range holds it, or when @name is a piece the
  * compiler split off a blacklisted function (foo.cold, foo.isra.0, ...).
+ * @addr lies in the probed function, whose verdict may be known.
  */
 static int refuse_blacklisted(unsigned long addr, const char *name, const char *modname)
 {
+	if (!arch_within_kprobe_blacklist(addr) && probed_function_clear())
+		return 0;
 	if (in_blacklisted_range(addr)) {
 		record_blacklist_entry(addr);
 		return kprobe_refuse(-EINVAL, "blacklisted");
@@ -476,6 +540,7 @@ int kprobe_add_area_blacklist(unsigned long start, unsigned long end)
 	ent->start_addr = start;
 	ent->end_addr = end;
 	list_add_tail_rcu(&ent->list, &kprobe_blacklist);
+	WRITE_ONCE(blacklist_gen, blacklist_gen + 1);
 	return 0;
 }
 
@@ -548,6 +613,7 @@ static void blacklist_drop_entries_in(unsigned long start, unsigned long end)
 		/* in_blacklisted_range() reads it under RCU. */
 		list_del_rcu(&ent->list);
 		kfree_rcu(ent, rcu);
+		WRITE_ONCE(blacklist_gen, blacklist_gen + 1);
 	}
 }
 
