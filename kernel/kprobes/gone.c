@@ -121,14 +121,36 @@ static bool module_heard_of(struct module *mod)
 	return false;
 }
 
+/*
+ * The text of a module last found heard of, [lo, hi): the probes of a
+ * batch mostly share a module. Forgotten at every module notification,
+ * which is when the answer may change. kprobe_mutex guards it.
+ */
+static struct {
+	unsigned long lo, hi;
+} heard_text;
+
 static bool module_text_heard_of(unsigned long addr)
 {
 	struct module *mod;
 
+	if (addr - heard_text.lo < heard_text.hi - heard_text.lo)
+		return true;
 	/* __module_text_address() wants preemption off. */
 	guard(preempt)();
 	mod = __module_text_address(addr);
-	return mod && module_heard_of(mod);
+	if (!mod || !module_heard_of(mod))
+		return false;
+	for_each_mod_mem_type(type) {
+		struct module_memory *mem = &mod->mem[type];
+		unsigned long base = (unsigned long)mem->base;
+
+		if (addr - base < mem->size) {
+			heard_text.lo = base;
+			heard_text.hi = base + mem->size;
+		}
+	}
+	return true;
 }
 
 static void module_mem_gone(struct module *mod, bool init_only)
@@ -153,6 +175,8 @@ static int kprobes_module_callback(struct notifier_block *nb,
 		return NOTIFY_DONE;
 
 	mutex_lock(&kprobe_mutex);
+	heard_text.lo = 0;
+	heard_text.hi = 0;
 	switch (val) {
 	case MODULE_STATE_COMING:
 		module_set_coming(mod, true);
