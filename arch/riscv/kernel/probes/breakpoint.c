@@ -182,14 +182,18 @@ void arch_kprobe_text_gone(unsigned long start, unsigned long end)
  * or undo ftrace's write, as each side writes its own instruction back.
  */
 #ifdef CONFIG_DYNAMIC_FTRACE
-static bool inside_ftrace_site(unsigned long addr)
+static bool inside_ftrace_site(unsigned long addr, unsigned long func)
 {
-	unsigned long site = ftrace_location_range(addr, addr);
+	unsigned long site;
 
+	/* The call site is the function's first instructions. */
+	if (addr - func >= MCOUNT_INSN_SIZE)
+		return false;
+	site = ftrace_location_range(addr, addr);
 	return site && site != addr;
 }
 #else
-static bool inside_ftrace_site(unsigned long addr)
+static bool inside_ftrace_site(unsigned long addr, unsigned long func)
 {
 	return false;
 }
@@ -231,6 +235,33 @@ void *arch_kprobe_alloc_insn_page_within(unsigned long lo, unsigned long hi)
 }
 
 /*
+ * Can @insn not touch memory, so have no exception table entry? Integer
+ * arithmetic, LUI and AUIPC, and the compressed forms of those (all of
+ * quadrant 1, C.SLLI, C.MV and C.ADD of quadrant 2). Anything else is
+ * looked up.
+ */
+static bool never_faults(u32 insn)
+{
+	switch (insn & 3) {
+	case 1:
+		return true;
+	case 2:
+		return (insn >> 13 & 7) == 0 || ((insn >> 13 & 7) == 4 && (insn >> 2 & 31));
+	case 3:
+		switch (insn & 0x7f) {
+		case 0x13:	/* OP-IMM */
+		case 0x1b:	/* OP-IMM-32 */
+		case 0x33:	/* OP */
+		case 0x3b:	/* OP-32 */
+		case 0x37:	/* LUI */
+		case 0x17:	/* AUIPC */
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * The register a boosted copy of @p may use, 0 for none: one the text
  * after the probe writes before reading, and no boost for an access
  * whose fault the exception table fixes up, since the fix-up is found
@@ -241,7 +272,7 @@ static unsigned int boost_register(struct kprobe *p, unsigned long func,
 {
 	unsigned long next = (unsigned long)p->addr + insn_len(p->opcode);
 
-	if (search_exception_tables((unsigned long)p->addr))
+	if (!never_faults(p->opcode) && search_exception_tables((unsigned long)p->addr))
 		return 0;
 	return kprobe_free_register(next, func, func + size);
 }
@@ -341,7 +372,7 @@ int arch_prepare_kprobe(struct kprobe *p)
 		insn |= (u32)kprobe_text_parcel(addr + 2, false) << 16;
 	if (ret || is_lr_or_sc(insn))
 		return kprobe_refuse(-EINVAL, "inside an LR/SC sequence");
-	if (inside_ftrace_site(addr))
+	if (inside_ftrace_site(addr, func))
 		return kprobe_refuse(-EILSEQ, "inside an ftrace call site");
 
 	memset(&p->ainsn, 0, sizeof(p->ainsn));
