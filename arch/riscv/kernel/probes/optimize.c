@@ -122,9 +122,25 @@ static unsigned int nr_written;
 static kprobe_opcode_t slot_pending;
 
 /*
+ * Might a site start at @at, as the text there shows: is the parcel
+ * there an EBREAK's first or a C.EBREAK, or with @jumps a written jump's
+ * AUIPC? Text that cannot be read holds none.
+ */
+static bool may_start_site(unsigned long at, bool jumps)
+{
+	u16 parcel;
+
+	if (get_kernel_nofault(parcel, (u16 *)at))
+		return false;
+	return parcel == EBREAK_LO || parcel == C_EBREAK ||
+	       (jumps && (parcel & 0x7f) == 0x17);
+}
+
+/*
  * The parcel at @at as it is without probes: from the saved bytes of a
  * written detour whose region covers it, or the opcode of a probe whose
- * instruction does (its EBREAK), or the text. kprobe_mutex held.
+ * instruction does (its EBREAK), or the text. Only where the text shows
+ * what a site writes is the table looked up. kprobe_mutex held.
  */
 static u16 unprobed_parcel(unsigned long at)
 {
@@ -140,6 +156,8 @@ static u16 unprobed_parcel(unsigned long at)
 	if (!nr_written && text != EBREAK_LO && text != EBREAK_HI && text != C_EBREAK)
 		return text;
 	for (k = 0; k < span; k += 2) {
+		if (!may_start_site(at - k, nr_written))
+			continue;
 		p = get_kprobe((kprobe_opcode_t *)(at - k));
 		if (!p || kprobe_gone(p) || kprobe_ftrace(p))
 			continue;
