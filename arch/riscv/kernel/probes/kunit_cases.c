@@ -30,6 +30,7 @@ DEFINE_STATIC_KEY_FALSE(kptrv_jl_key);
 
 /* EBREAK traps per hit. */
 #define RV_SIMULATED	1
+#define RV_EMULATED	1
 #define RV_BOOSTED	1
 #define RV_STEPPED	2
 
@@ -99,9 +100,13 @@ static void rv_check(struct kunit *test, struct kprobe *kp, int hits, int traps,
 		KUNIT_EXPECT_EQ(test, rv_post_pc, (unsigned long)next);
 }
 
-/* Probe @at in @fn(@x) == @want, boosted without a post_handler, stepped with. */
+/*
+ * Probe @at in @fn(@x) == @want: boosted without a post_handler; with
+ * one, taken with @post_traps EBREAKs a hit (RV_EMULATED for integer
+ * arithmetic, RV_STEPPED for the rest).
+ */
 static void rv_copied(struct kunit *test, void *at, u64 (*fn)(u64), u64 x, u64 want,
-		      unsigned int len)
+		      unsigned int len, int post_traps)
 {
 	struct kprobe kp;
 
@@ -112,35 +117,35 @@ static void rv_copied(struct kunit *test, void *at, u64 (*fn)(u64), u64 x, u64 w
 
 	rv_arm(test, &kp, at, true);
 	KUNIT_EXPECT_EQ(test, fn(x), want);
-	rv_check(test, &kp, 1, RV_STEPPED, at + len);
+	rv_check(test, &kp, 1, post_traps, at + len);
 	KUNIT_EXPECT_EQ(test, fn(x), want);
 }
 
-/* addi, 4 bytes: boosted alone, stepped with a post_handler. */
+/* addi, 4 bytes: boosted alone, emulated with a post_handler. */
 static void test_riscv_addi(struct kunit *test)
 {
-	rv_copied(test, kptrv_addi_probe, kptrv_addi, 4, 8, 4);
+	rv_copied(test, kptrv_addi_probe, kptrv_addi, 4, 8, 4, RV_EMULATED);
 }
 
-/* c.mv and c.addi, compressed: decoded, copied, boosted and stepped. */
+/* c.mv and c.addi, compressed: decoded, copied, boosted and emulated. */
 static void test_riscv_compressed(struct kunit *test)
 {
 	KUNIT_EXPECT_EQ(test, *kptrv_cmv_probe & 3, 2);
-	rv_copied(test, kptrv_cmv_probe, kptrv_cmv, 40, 41, 2);
-	rv_copied(test, kptrv_caddi_probe, kptrv_cmv, 40, 41, 2);
+	rv_copied(test, kptrv_cmv_probe, kptrv_cmv, 40, 41, 2, RV_EMULATED);
+	rv_copied(test, kptrv_caddi_probe, kptrv_cmv, 40, 41, 2, RV_EMULATED);
 }
 
 /*
  * Stack stores and loads, compressed and not, with t0 live across them:
  * the boosted copies jump back through another register (t0's value
- * reaches the result).
+ * reaches the result); with a post_handler, emulated.
  */
 static void test_riscv_frame(struct kunit *test)
 {
-	rv_copied(test, kptrv_frame_addi_probe, kptrv_frame, 10, 15, 4);
-	rv_copied(test, kptrv_frame_sd_probe, kptrv_frame, 10, 15, 4);
-	rv_copied(test, kptrv_frame_csdsp_probe, kptrv_frame, 10, 15, 2);
-	rv_copied(test, kptrv_frame_cldsp_probe, kptrv_frame, 10, 15, 2);
+	rv_copied(test, kptrv_frame_addi_probe, kptrv_frame, 10, 15, 4, RV_EMULATED);
+	rv_copied(test, kptrv_frame_sd_probe, kptrv_frame, 10, 15, 4, RV_EMULATED);
+	rv_copied(test, kptrv_frame_csdsp_probe, kptrv_frame, 10, 15, 2, RV_EMULATED);
+	rv_copied(test, kptrv_frame_cldsp_probe, kptrv_frame, 10, 15, 2, RV_EMULATED);
 }
 
 /*
@@ -178,13 +183,110 @@ static void test_riscv_live_across_call(struct kunit *test)
 /* A register written on both ways, one through a backward jump: boosted. */
 static void test_riscv_backward_jump(struct kunit *test)
 {
-	rv_copied(test, kptrv_backjump_probe, kptrv_backjump, 1, 7, 4);
+	rv_copied(test, kptrv_backjump_probe, kptrv_backjump, 1, 7, 4, RV_EMULATED);
+}
+
+/* The post_handler of an emulated instruction sees the next one's address. */
+static void rv_alu_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+	HANDLER_CHECK(regs->epc == (unsigned long)p->addr + ((p->opcode & 3) == 3 ? 4 : 2));
+	atomic_inc(&post_hits);
+}
+
+/* Room for a probe on each instruction of a function of kptrv_alu's size. */
+#define RV_EMULATED_MAX	80
+
+/*
+ * Probe every instruction in [@first, @ret), each with a post_handler,
+ * so that none is boosted; count traps from now. Returns how many.
+ */
+static int rv_arm_all(struct kunit *test, struct kprobe ***list, void *first, void *ret)
+{
+	struct kprobe *kps;
+	unsigned long at;
+	int n = 0;
+
+	kps = kunit_kcalloc(test, RV_EMULATED_MAX, sizeof(*kps), GFP_KERNEL);
+	*list = kunit_kcalloc(test, RV_EMULATED_MAX, sizeof(**list), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, kps);
+	KUNIT_ASSERT_NOT_NULL(test, *list);
+	reset_counts();
+	for (at = (unsigned long)first; at < (unsigned long)ret;
+	     at += (*(u16 *)at & 3) == 3 ? 4 : 2) {
+		KUNIT_ASSERT_LT(test, n, RV_EMULATED_MAX);
+		init_probe(&kps[n], (void *)at, NULL, 0, rv_pre, rv_alu_post);
+		(*list)[n] = &kps[n];
+		n++;
+	}
+	KUNIT_ASSERT_EQ(test, 0, register_kprobes(*list, n));
+	rv_traps_before = ebreak_traps();
+	return n;
+}
+
+/* @n probes of @list hit @calls times each, one EBREAK a hit; unregisters them. */
+static void rv_check_all(struct kunit *test, struct kprobe **list, int n, int calls,
+			 int errors)
+{
+	KUNIT_EXPECT_EQ(test, ebreak_traps() - rv_traps_before,
+			(unsigned long)n * calls * RV_EMULATED);
+	unregister_kprobes(list, n);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), n * calls);
+	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), n * calls);
+	KUNIT_EXPECT_EQ(test, atomic_read(&handler_errors), errors);
+}
+
+/*
+ * Every integer instruction of kptrv_alu probed: each hit is one EBREAK
+ * (the instruction carried out on the trap's registers), and the
+ * function returns what it returns unprobed.
+ */
+static void test_riscv_emulated(struct kunit *test)
+{
+	static const u64 xs[] = { 5, 0x8000000123456789ULL, -3ULL };
+	static const u64 ys[] = { -3ULL, 7, 0x40 };
+	int i, n, errors = atomic_read(&handler_errors);
+	u64 want[ARRAY_SIZE(xs)];
+	struct kprobe **list;
+
+	for (i = 0; i < ARRAY_SIZE(xs); i++)
+		want[i] = kptrv_alu(xs[i], ys[i]);
+	n = rv_arm_all(test, &list, kptrv_alu_first, kptrv_alu_ret);
+	for (i = 0; i < ARRAY_SIZE(xs); i++)
+		KUNIT_EXPECT_EQ(test, kptrv_alu(xs[i], ys[i]), want[i]);
+	rv_check_all(test, list, n, ARRAY_SIZE(xs), errors);
+}
+
+/*
+ * Every load and store of kptrv_mem probed: one EBREAK a hit, and what
+ * the function returns and leaves in its buffer are as unprobed.
+ */
+static void test_riscv_emulated_access(struct kunit *test)
+{
+	static const u64 xs[] = { 0x8081828384858687ULL, 0x7f7e7d7c7b7a7978ULL };
+	u64 buf[ARRAY_SIZE(xs)][4], want_buf[ARRAY_SIZE(xs)][4], want[ARRAY_SIZE(xs)];
+	int i, n, errors = atomic_read(&handler_errors);
+	struct kprobe **list;
+
+	for (i = 0; i < ARRAY_SIZE(xs); i++) {
+		want_buf[i][0] = 0x1111222233334444ULL * (i + 1);
+		want_buf[i][1] = 0;
+		want_buf[i][2] = 0xfedcba9876543210ULL;
+		want_buf[i][3] = ~0ULL;
+		memcpy(buf[i], want_buf[i], sizeof(buf[i]));
+		want[i] = kptrv_mem(xs[i], want_buf[i]);
+	}
+	n = rv_arm_all(test, &list, kptrv_mem_first, kptrv_mem_ret);
+	for (i = 0; i < ARRAY_SIZE(xs); i++) {
+		KUNIT_EXPECT_EQ(test, kptrv_mem(xs[i], buf[i]), want[i]);
+		KUNIT_EXPECT_EQ(test, memcmp(buf[i], want_buf[i], sizeof(buf[i])), 0);
+	}
+	rv_check_all(test, list, n, ARRAY_SIZE(xs), errors);
 }
 
 /* A register first written past a loop after the probe: boosted. */
 static void test_riscv_free_past_loop(struct kunit *test)
 {
-	rv_copied(test, kptrv_loop_probe, kptrv_loop, 3, 7, 4);
+	rv_copied(test, kptrv_loop_probe, kptrv_loop, 3, 7, 4, RV_EMULATED);
 }
 
 /*
@@ -267,6 +369,10 @@ static void test_riscv_fixup_after_probe(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kptrv_fixup(1, NULL), 9ULL);
 	KUNIT_EXPECT_EQ(test, kptrv_fixup(1, &word), 7ULL);
 	rv_check(test, &kp, 2, RV_STEPPED, NULL);
+	/* With a post_handler: stepped, which sees the next instruction. */
+	rv_arm(test, &kp, kptrv_fixup_probe, true);
+	KUNIT_EXPECT_EQ(test, kptrv_fixup(1, &word), 7ULL);
+	rv_check(test, &kp, 1, RV_STEPPED, (u8 *)kptrv_fixup_probe + 4);
 }
 
 /* An indirect jump after the probe: no register is known free, so stepped. */
@@ -362,12 +468,16 @@ static void test_riscv_redirect(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 0);
 }
 
-/* The outer probe's handlers call probed code: those hits count as missed. */
+/*
+ * The outer probe's handlers call probed code: those hits count as
+ * missed, a simulated, an emulated and a stepped one.
+ */
 static int rv_nest_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	atomic_inc(&pre_hits);
 	HANDLER_CHECK(kptrv_beq(0) == 2);
 	HANDLER_CHECK(kptrv_addi(1) == 5);
+	HANDLER_CHECK(kptrv_nofree(1) == 2);
 	return 0;
 }
 
@@ -376,25 +486,29 @@ static void rv_nest_post(struct kprobe *p, struct pt_regs *regs, unsigned long f
 	atomic_inc(&post_hits);
 	HANDLER_CHECK(kptrv_beq(0) == 2);
 	HANDLER_CHECK(kptrv_addi(1) == 5);
+	HANDLER_CHECK(kptrv_nofree(1) == 2);
 }
 
 static void test_riscv_nested_hit(struct kunit *test)
 {
-	struct kprobe outer, sim, copied;
-	struct kprobe *kps[] = { &outer, &sim, &copied };
+	struct kprobe outer, sim, copied, stepped;
+	struct kprobe *kps[] = { &outer, &sim, &copied, &stepped };
 
 	reset_counts();
 	init_probe(&outer, kptrv_cmv_probe, NULL, 0, rv_nest_pre, rv_nest_post);
 	init_probe(&sim, kptrv_beq_probe, NULL, 0, count_pre2, count_post2);
 	init_probe(&copied, kptrv_addi_probe, NULL, 0, count_pre2, count_post2);
+	init_probe(&stepped, kptrv_nofree_probe, NULL, 0, count_pre2, count_post2);
 	KUNIT_ASSERT_EQ(test, 0, register_kprobes(kps, ARRAY_SIZE(kps)));
 	KUNIT_EXPECT_EQ(test, kptrv_cmv(1), 2ULL);
 	KUNIT_EXPECT_EQ(test, kprobe_hits(&outer), 1UL);
 	KUNIT_EXPECT_EQ(test, kprobe_hits(&sim), 0UL);
 	KUNIT_EXPECT_EQ(test, kprobe_hits(&copied), 0UL);
+	KUNIT_EXPECT_EQ(test, kprobe_hits(&stepped), 0UL);
 	unregister_kprobes(kps, ARRAY_SIZE(kps));
 	KUNIT_EXPECT_EQ(test, sim.nmissed, 2UL);
 	KUNIT_EXPECT_EQ(test, copied.nmissed, 2UL);
+	KUNIT_EXPECT_EQ(test, stepped.nmissed, 2UL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&post_hits), 1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre2_hits), 0);
@@ -531,7 +645,7 @@ static noinline_for_stack void rv_check_optimized_hits(struct kunit *test, struc
 	KUNIT_EXPECT_EQ(test, atomic_read(&pre_hits), 2);
 }
 
-/* A member with a post_handler joins: stepped while it stays. */
+/* A member with a post_handler joins: one EBREAK (addi: emulated) while it stays. */
 static noinline_for_stack void rv_check_post_member_steps(struct kunit *test)
 {
 	unsigned long traps;
@@ -542,7 +656,7 @@ static noinline_for_stack void rv_check_post_member_steps(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, rv_optimized(kptrv_opt_probe));
 	traps = ebreak_traps();
 	KUNIT_EXPECT_EQ(test, kptrv_opt(10), 30ULL);
-	KUNIT_EXPECT_EQ(test, ebreak_traps() - traps, (unsigned long)RV_STEPPED);
+	KUNIT_EXPECT_EQ(test, ebreak_traps() - traps, (unsigned long)RV_EMULATED);
 	KUNIT_EXPECT_EQ(test, atomic_read(&post2_hits), 1);
 	unregister_kprobe(&post);
 	wait_for_kprobe_optimizer();
@@ -1281,6 +1395,8 @@ static struct kunit_case kprobes_riscv_testcases[] = {
 	KUNIT_CASE(test_riscv_live_across_call),
 	KUNIT_CASE(test_riscv_backward_jump),
 	KUNIT_CASE(test_riscv_free_past_loop),
+	KUNIT_CASE(test_riscv_emulated),
+	KUNIT_CASE(test_riscv_emulated_access),
 	KUNIT_CASE(test_riscv_lrsc_refused),
 	KUNIT_CASE(test_riscv_kernel_text),
 	KUNIT_CASE(test_riscv_fixup_after_probe),

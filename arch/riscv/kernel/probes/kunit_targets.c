@@ -139,6 +139,131 @@ asm(".pushsection .text, \"ax\"\n"
 	KPTRV_END(kptrv_backjump)
 
 	/*
+	 * Integer arithmetic of each kind emulate_int() carries out, on x
+	 * (a0) and y (a1), the results summed into a0. Every instruction
+	 * from kptrv_alu_first up to kptrv_alu_ret is probed.
+	 */
+	KPTRV_FUNC(kptrv_alu)
+	KPTRV_AT(kptrv_alu_first)
+	"	addi	a2, a0, -7\n"
+	"	slti	a3, a2, 5\n"
+	"	sltiu	a4, a2, 5\n"
+	"	xori	a5, a1, 0x5a5\n"
+	"	ori	t0, a0, 0x30\n"
+	"	andi	t1, a1, -16\n"
+	"	slli	t2, a0, 37\n"
+	"	srli	a6, a1, 7\n"
+	"	srai	a7, a1, 61\n"
+	"	add	a2, a2, a3\n"
+	"	sub	a2, a2, a4\n"
+	"	xor	a2, a2, a5\n"
+	"	or	a2, a2, t0\n"
+	"	and	t1, t1, a2\n"
+	"	sll	a3, a0, a1\n"
+	"	slt	a4, a0, a1\n"
+	"	sltu	a5, a0, a1\n"
+	"	srl	t0, a1, a0\n"
+	"	sra	t2, t2, a1\n"
+	"	mul	a6, a6, a0\n"
+	"	addiw	a7, a7, 2047\n"
+	"	slliw	a3, a3, 31\n"
+	"	srliw	a4, a1, 3\n"
+	"	sraiw	a5, a1, 3\n"
+	"	addw	t0, t0, a1\n"
+	"	subw	t1, t1, a0\n"
+	"	sllw	t2, t2, a0\n"
+	"	srlw	a6, a6, a1\n"
+	"	sraw	a7, a7, a0\n"
+	"	mulw	a2, a2, a1\n"
+	"	lui	a0, 0x80001\n"
+	"	add	a0, a0, a2\n"
+	"	add	a0, a0, a3\n"
+	"	add	a0, a0, a4\n"
+	"	add	a0, a0, a5\n"
+	"	add	a0, a0, t0\n"
+	"	add	a0, a0, t1\n"
+	"	add	a0, a0, t2\n"
+	"	add	a0, a0, a6\n"
+	"	add	a0, a0, a7\n"
+	".option rvc\n"
+	"	c.addi16sp	sp, -32\n"
+	"	c.addi4spn	a2, sp, 24\n"
+	"	c.sub	a2, a0\n"
+	"	c.li	a3, -9\n"
+	"	c.lui	a4, 0x1f\n"
+	"	c.addi	a3, 13\n"
+	"	c.addiw	a4, -1\n"
+	"	c.srli	a2, 3\n"
+	"	c.srai	a4, 2\n"
+	"	c.andi	a3, -6\n"
+	"	c.xor	a2, a3\n"
+	"	c.or	a3, a4\n"
+	"	c.and	a4, a2\n"
+	"	c.subw	a2, a3\n"
+	"	c.addw	a3, a4\n"
+	"	c.slli	a4, 9\n"
+	"	c.mv	a5, a2\n"
+	"	c.add	a5, a3\n"
+	"	c.add	a0, a4\n"
+	"	c.add	a0, a5\n"
+	"	c.addi16sp	sp, 32\n"
+	"	c.sub	a0, a1\n"
+	"	c.nop\n"
+	".option norvc\n"
+	KPTRV_AT(kptrv_alu_ret)
+	"	ret\n"
+	KPTRV_END(kptrv_alu)
+
+	/*
+	 * Loads and stores of each width, signed and not, compressed and
+	 * not, on the stack and on buf (a1, four words read and written),
+	 * that emulate_access() carries out; the values loaded summed into
+	 * a0. Every instruction from kptrv_mem_first up to kptrv_mem_ret is
+	 * probed.
+	 */
+	KPTRV_FUNC(kptrv_mem)
+	KPTRV_AT(kptrv_mem_first)
+	"	addi	sp, sp, -32\n"
+	"	sd	a0, 0(sp)\n"
+	"	sw	a0, 8(sp)\n"
+	"	sh	a0, 12(sp)\n"
+	"	sb	a0, 14(sp)\n"
+	"	ld	a2, 0(sp)\n"
+	"	lw	a3, 8(sp)\n"
+	"	lwu	a4, 8(sp)\n"
+	"	lh	a5, 12(sp)\n"
+	"	lhu	t0, 12(sp)\n"
+	"	lb	t1, 14(sp)\n"
+	"	lbu	t2, 14(sp)\n"
+	"	ld	a6, 24(a1)\n"
+	"	sd	a2, 24(a1)\n"
+	"	add	a0, a2, a3\n"
+	"	add	a0, a0, a4\n"
+	"	add	a0, a0, a5\n"
+	"	add	a0, a0, t0\n"
+	"	add	a0, a0, t1\n"
+	"	add	a0, a0, t2\n"
+	"	add	a0, a0, a6\n"
+	".option rvc\n"
+	"	c.sdsp	a3, 16(sp)\n"
+	"	c.swsp	a4, 24(sp)\n"
+	"	c.ldsp	a5, 16(sp)\n"
+	"	c.lwsp	a2, 24(sp)\n"
+	"	c.sd	a5, 8(a1)\n"
+	"	c.sw	a2, 16(a1)\n"
+	"	c.ld	a3, 0(a1)\n"
+	"	c.lw	a4, 20(a1)\n"
+	"	c.add	a0, a5\n"
+	"	c.add	a0, a2\n"
+	"	c.add	a0, a3\n"
+	"	c.add	a0, a4\n"
+	"	c.addi16sp	sp, 32\n"
+	".option norvc\n"
+	KPTRV_AT(kptrv_mem_ret)
+	"	ret\n"
+	KPTRV_END(kptrv_mem)
+
+	/*
 	 * t0 first written past a loop that reads a0 only, and dead at the
 	 * return as the function writes it: free. 7 for an odd x
 	 */
@@ -171,12 +296,14 @@ asm(".pushsection .text, \"ax\"\n"
 
 	/*
 	 * A load whose fault the exception table fixes up, after the
-	 * probe: its write of t0 does not happen when it faults, and the
-	 * fix-up reads t0. x + 8 when the load from p faults (p NULL).
+	 * probe (an AMO adding 0, which is copied, never emulated): its
+	 * write of t0 does not happen when it faults, and the fix-up reads
+	 * t0. x + 8 when the load from p faults (p NULL).
 	 */
 	KPTRV_FUNC(kptrv_fixup)
 	"	li	t0, 7\n"
 	KPTRV_AT(kptrv_fixup_probe)
+	"	amoadd.w	zero, zero, (sp)\n"
 	"	addi	a0, a0, 1\n"
 	"1:	ld	t0, 0(a1)\n"
 	"	add	a0, a0, t0\n"
@@ -186,10 +313,14 @@ asm(".pushsection .text, \"ax\"\n"
 	_ASM_EXTABLE(1b, 2b)
 	KPTRV_END(kptrv_fixup)
 
-	/* No register provably free: an indirect jump follows. x + 1 */
+	/*
+	 * No register provably free after the probed AMO (adding 0: copied,
+	 * never emulated): an indirect jump follows. x + 1
+	 */
 	KPTRV_FUNC(kptrv_nofree)
 	"	lla	t0, 1f\n"
 	KPTRV_AT(kptrv_nofree_probe)
+	"	amoadd.w	zero, zero, (sp)\n"
 	"	addi	a0, a0, 1\n"
 	"	jr	t0\n"
 	"1:	ret\n"

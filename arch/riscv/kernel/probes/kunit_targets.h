@@ -16,6 +16,8 @@ u64 kptrv_tlive(u64 x, u64 sel);
 u64 kptrv_tcall(u64 x);
 u64 kptrv_backjump(u64 x);
 u64 kptrv_loop(u64 x);
+u64 kptrv_alu(u64 x, u64 y);
+u64 kptrv_mem(u64 x, u64 *buf);
 u32 kptrv_lrsc(u32 *word, u32 add);
 u64 kptrv_nofree(u64 x);
 u64 kptrv_fixup(u64 x, u64 *p);
@@ -60,6 +62,8 @@ extern u16 *const kptrv_addi_probe, *const kptrv_cmv_probe, *const kptrv_caddi_p
 	*const kptrv_adds_probes, *const kptrv_ebreak_probe, *const kptrv_cebreak_probe,
 	*const kptrv_csr_probe, *const kptrv_fence_probe, *const kptrv_tcall_probe,
 	*const kptrv_backjump_probe, *const kptrv_loop_probe, *const kptrv_lrsc_lr,
+	*const kptrv_alu_first, *const kptrv_alu_ret, *const kptrv_mem_first,
+	*const kptrv_mem_ret,
 	*const kptrv_lrsc_add, *const kptrv_lrsc_sc, *const kptrv_lrsc_bnez,
 	*const kptrv_fixup_probe,
 	*const kptrv_opt_probe, *const kptrv_opt10_probe, *const kptrv_opt10_inside,
