@@ -42,6 +42,10 @@ HITS = [
     ("step_add", "kprobe on %s (body, copied)" % KINDS["add"]),
     ("step_add_post", "kprobe on %s + post_handler" % KINDS["add"]),
     ("copy_ldr", "kprobe on %s (body, copied)" % KINDS["ldr"]),
+    ("step_ldr_post", "kprobe on %s + post_handler" % KINDS["ldr"]),
+] + ([
+    ("step_amo_post", "kprobe on amoadd.w + post_handler (stepped)"),
+] if ARCH == "riscv64" else []) + [
     ("body_kernel", "kprobe at +%d of jiffies_to_usecs (kernel body)" % KINDS["body"]),
     ("opt_add", "kprobe on %s, after the optimizer ran" % KINDS["add"]),
     ("opt_ldr", "kprobe on %s, after the optimizer ran" % KINDS["ldr"]),
@@ -349,7 +353,7 @@ def cover(ours, up, out):
         ratio(tot[1], tot[0]), ratio(tot[3], tot[2])))
     boosted = [int(w.get("boosted", -1)) for w in rows_a]
     if boosted and min(boosted) >= 0:
-        out("ours, one exception per hit (simulated, or a boosted copy) / probe-able: "
+        out("ours, one exception per hit (simulated, emulated or a boosted copy) / probe-able: "
             "%s (%d of %d); the tree's: simulated ones only" % (
                 ratio(sum(boosted), tot[0]), sum(boosted), tot[0]))
     left = {}

@@ -22,6 +22,10 @@ unsigned long kpb_loop(unsigned long n);	/* n x (subs, b.ne), n > 0 */
 extern const u32 kpb_sim_cbz_at[], kpb_sim_bcond_at[], kpb_step_add_at[];
 extern const u32 kpb_copy_ldr_at[];
 extern const u32 kpb_adds_at[], kpb_nops_at[];
+#ifdef CONFIG_RISCV
+unsigned long kpb_step_amo(unsigned long x);	/* an AMO: copied, stepped */
+extern const u32 kpb_step_amo_at[];
+#endif
 #endif
 
 #endif /* _KPROBE_BENCH_ARCH_H */

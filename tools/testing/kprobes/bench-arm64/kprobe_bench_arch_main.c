@@ -295,6 +295,10 @@ static const struct kpb_hit kpb_hit_items[] = {
 	{ "step_add", kpb_step_add, kpb_step_add_at, KPB_PRE },
 	{ "step_add_post", kpb_step_add, kpb_step_add_at, KPB_PRE_POST },
 	{ "copy_ldr", kpb_copy_ldr, kpb_copy_ldr_at, KPB_PRE },
+	{ "step_ldr_post", kpb_copy_ldr, kpb_copy_ldr_at, KPB_PRE_POST },
+#ifdef CONFIG_RISCV
+	{ "step_amo_post", kpb_step_amo, kpb_step_amo_at, KPB_PRE_POST },
+#endif
 	{ "body_kernel", kpb_kernel_body, (const char *)jiffies_to_usecs + KPB_BODY_OFF, KPB_PRE },
 	{ "opt_add", kpb_step_add, kpb_step_add_at, KPB_PRE_OPT },
 	{ "opt_ldr", kpb_copy_ldr, kpb_copy_ldr_at, KPB_PRE_OPT },

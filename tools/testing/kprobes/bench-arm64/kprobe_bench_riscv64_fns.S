@@ -61,6 +61,19 @@ SYM_INNER_LABEL(kpb_copy_ldr_at, SYM_L_GLOBAL)
 	ret
 SYM_FUNC_END(kpb_copy_ldr)
 
+/*
+ * x: an AMO adding 0 to a stack word, copied and never carried out in
+ * the handler: stepped when a post_handler runs.
+ */
+SYM_FUNC_START(kpb_step_amo)
+	addi	sp, sp, -16
+SYM_INNER_LABEL(kpb_step_amo_at, SYM_L_GLOBAL)
+	amoadd.w	zero, zero, (sp)
+	li	t0, 0
+	addi	sp, sp, 16
+	ret
+SYM_FUNC_END(kpb_step_amo)
+
 /* x + KPB_BIG: KPB_BIG probe sites of a copied kind, 4 bytes each. */
 SYM_FUNC_START(kpb_adds)
 SYM_INNER_LABEL(kpb_adds_at, SYM_L_GLOBAL)
