@@ -1233,8 +1233,8 @@ notrace bool kprobe_single_step_handler(struct pt_regs *regs)
 	unsigned int status = kcb->kprobe_status;
 
 	/*
-	 * Every kernel EBREAK asks here first: the usual answer, no, takes
-	 * no frame; the step's end is a call of its own.
+	 * Every kernel EBREAK asks here first: the usual answer, no, is
+	 * given before the step's end sets up a frame.
 	 */
 	if (!is_step_end(cur, status, instruction_pointer(regs)))
 		return false;
