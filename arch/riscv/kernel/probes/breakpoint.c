@@ -550,7 +550,8 @@ static __always_inline bool int_access(u32 insn, struct pt_regs *regs, struct in
 	case 0x23:	/* SB, SH, SW, SD */
 		if (f3 > 3)
 			return false;
-		off = ((s32)insn >> 25 << 5) | (insn >> 7 & 31);
+		/* imm[11:5] in bits 31:25, imm[4:0] in 11:7: sign-extended from 11 */
+		off = (s32)((insn & 0xfe000000) | (insn & 0xf80) << 13) >> 20;
 		a->store = true;
 		a->reg = insn >> 20 & 31;
 		break;
