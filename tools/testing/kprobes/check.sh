@@ -55,7 +55,7 @@ if [ -f "$repo/.build/obj-riscv64/.config" ]; then
 		CROSS_COMPILE=riscv64-linux-gnu- CC="ccache riscv64-linux-gnu-gcc" \
 		W=1 C=2 kernel/kprobes/ arch/riscv/kernel/probes/ 2>&1 |
 		grep -E "warning|error" |
-		grep -E "kprobes/|probes/(breakpoint|arming|liveness|kunit_)")
+		grep -E "kprobes/|probes/(breakpoint|arming|liveness|emulate|optimize|optprobe|ftrace_entry|ftrace_stub|kunit_)")
 	if [ -n "$log" ]; then
 		echo "$log"
 		status=1

@@ -833,9 +833,48 @@ EOF
 # ---- riscv ---------------------------------------------------------------
 
 rv=arch/riscv/kernel/probes
+add $rv/liveness.c $rv/emulate.c
+commit "riscv: kprobes: a register free after a probe, and instructions run on pt_regs" <<'EOF'
+Two pieces of riscv's new kprobes code, which nothing builds before
+the next patch, where the breakpoint path that uses them replaces
+kprobes.c.
+
+liveness.c finds a register a copied instruction's slot can jump back
+through, with AUIPC and JALR: one the text after the probe writes
+before reading on every path. It solves that as the backward dataflow
+problem it is, from "all dead" down to a fixed point, for what a query
+reaches (both ways at a branch, round loops, a JAL x0 and a 4-byte NOP
+taken as jump label sites that may change, a budget of 512
+instructions), and keeps the answers with the function's decoded text,
+so that the probes of a batch in one function find most of theirs
+solved. A call or a return ends a path: with GCC's -fipa-ra a caller
+keeps values in caller-saved registers across calls of functions known
+to leave them alone, so the calling convention alone proves nothing
+there; but a function that writes such a register anywhere does not
+leave it alone, so t0-t6 and a2-a7 the function writes are dead at its
+returns, and t0-t6 a direct callee writes at the call. ra and s1-s11
+count where the function saved them and writes them again before
+reading (s0, the frame pointer, never). An access with an exception
+table entry ends a path (its fix-up may read anything); the table is
+searched once for the function's range. Readers of text go through
+kprobe_text_parcel(), which the optimizer's patch makes see what a
+written jump replaced.
+
+emulate.c carries out, in the EBREAK handler, on the trap's pt_regs,
+the instructions the tree would step (a second exception) when a
+post_handler waits or no register is free: integer arithmetic (OP,
+OP-IMM, their 32-bit forms, MUL, LUI and the compressed forms of those)
+and loads and stores of integer registers that no exception table entry
+is for, as one access of the same width at the same address through
+__get_kernel_nofault()/__put_kernel_nofault(). An access that faults
+leaves the registers alone and the hit goes to its step, for the copy
+to fault as the instruction would have. Writes to gp and tp, atomics,
+floating point and the rest are left to the copy. RV64 only.
+EOF
+
 g rm -q $rv/kprobes.c
 put_probes_headers $rv arch/riscv/include/asm/kprobes.h KPROBES_ON_FTRACE OPTPROBES
-add $rv/breakpoint.c $rv/arming.c $rv/liveness.c
+add $rv/breakpoint.c $rv/arming.c
 commit "riscv: kprobes: a breakpoint path of our own, boosted copies" <<'EOF'
 Replace riscv's kprobes.c with code written against
 <linux/kprobes_arch.h>. decode-insn.c and simulate-insn.c stay as they
@@ -848,25 +887,17 @@ What changes:
 - Boosting: a copied instruction hit with no post_handler to run (and
   not nested) runs from a second copy in its slot followed by AUIPC and
   JALR back to the next instruction: one exception per hit, not two.
-  The jump needs a register: liveness.c proves one dead after the
-  probe from the text (written before read on every path it follows:
-  both ways at a branch, a JAL x0 and a 4-byte NOP taken as jump label
-  sites that may change). A call or a return ends the search, as does
-  anything else it cannot follow: with GCC's -fipa-ra a caller keeps
-  values in caller-saved registers across calls of functions known to
-  leave them alone, so the calling convention alone proves nothing
-  there; but a function that writes such a register anywhere does not
-  leave it alone, so t0-t6 and a2-a7 the function writes are dead at
-  its returns, and t0-t6 a direct callee writes at the call. ra and
-  s1-s11 count where the function saved them and writes them again
-  before reading (s0, the frame pointer, never).
+  The jump's register is one liveness.c proves dead after the probe.
   The slot is taken from module space, within AUIPC's 2 GiB of kernel
-  and module text. Where no register is proven free, or the
-  instruction has an exception table entry (its fault must be fixed up
-  at the probe's address), the copy is only stepped, as before, and
-  the query file says so. A task
-  preempted in a boosted copy keeps the slot from reuse until an
-  RCU-tasks grace period has passed (the slot is freed dirty).
+  and module text. A task preempted in a boosted copy keeps the slot
+  from reuse until an RCU-tasks grace period has passed (the slot is
+  freed dirty).
+- Not boosted (a post_handler, no register free), integer arithmetic,
+  loads and stores are carried out on the trap's registers (emulate.c):
+  one exception per hit. Only what is left (atomics, floating point, an
+  access with an exception table entry, whose fault must be fixed up at
+  the probe's address) is stepped, as before, and the query file says
+  which.
 - Arming is batched (HAVE_KPROBE_BATCH): register_kprobes() of N
   probes writes its N breakpoints in one stop_machine(), not N. Every
   write still waits for stop_machine(): an EBREAK may replace a 4-byte

@@ -88,6 +88,13 @@ const char *kprobe_region_entered(unsigned long lo, unsigned long hi,
 /* Drop what liveness.c decoded of text in [@start, @end), going away. */
 void kprobe_forget_decoded(unsigned long start, unsigned long end);
 /*
+ * The handler that carries out @insn at @addr on the trap's registers
+ * (emulate.c), or NULL; and the two there are.
+ */
+probes_handler_t *kprobe_emulation(u32 insn, unsigned long addr);
+bool kprobe_emulate_int(u32 opcode, unsigned long addr, struct pt_regs *regs);
+bool kprobe_emulate_access(u32 opcode, unsigned long addr, struct pt_regs *regs);
+/*
  * vmlinux's exception table, as kernel/extable.c declares it (and sorts
  * it at boot): liveness.c looks up the entries of a function's range.
  */
