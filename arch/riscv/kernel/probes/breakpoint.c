@@ -8,10 +8,9 @@
  *
  *  simulated	branches, jumps and AUIPC (the kinds decode-insn.c hands
  *		to simulate-insn.c) are carried out on pt_regs inside the
- *		EBREAK handler: one exception per hit; so is integer
- *		arithmetic (OP, OP-IMM, their 32-bit forms, MUL, LUI and
- *		the compressed forms of those: emulate.c) when it is
- *		not boosted;
+ *		EBREAK handler: one exception per hit; so are integer
+ *		arithmetic and loads and stores of integer registers
+ *		(emulate.c), when they are not boosted;
  *  boosted	anything else that may run elsewhere, hit with no
  *		post_handler to run, runs from the second part of its
  *		slot, [copy, AUIPC rX, JALR x0 back to the next
@@ -21,13 +20,14 @@
  *		within AUIPC's 2 GiB of the probe, which module space is of
  *		the kernel and of modules. The hit ends when the CPU leaves
  *		for the slot;
- *  stepped	the other copied instructions (accesses, fences, FP),
- *		when a post_handler must run after the copy, the hit is
- *		nested, the instruction has an exception table entry (its
- *		fault must be fixed up at the probe's address), or no
- *		register is free, run from the first part, [copy, EBREAK],
- *		with interrupts masked (SPIE cleared), and the second
- *		EBREAK brings the CPU back: two exceptions per hit.
+ *  stepped	the other copied instructions (atomics, FP; an access
+ *		with an exception table entry, whose fault must be fixed
+ *		up at the probe's address, or one that faulted when
+ *		emulated), when a post_handler must run after the copy,
+ *		the hit is nested, or no register is free, run from the
+ *		first part, [copy, EBREAK], with interrupts masked (SPIE
+ *		cleared), and the second EBREAK brings the CPU back: two
+ *		exceptions per hit.
  *
  * Per-CPU state (struct kprobe_ctlblk, current_kprobe) follows one hit:
  *
@@ -38,9 +38,10 @@
  *
  * HIT_SSDONE lasts while the post_handler runs. A probe hit while this
  * CPU handles another (a handler calls probed code) only counts as
- * missed: a simulated one is simulated on the spot; a copied one is
- * stepped as KPROBE_REENTER, with the interrupted hit's state kept in the
- * control block's outer_* fields and put back when its step ends.
+ * missed: a simulated or emulated one is carried out on the spot; a
+ * copied one is stepped as KPROBE_REENTER, with the interrupted hit's
+ * state kept in the control block's outer_* fields and put back when its
+ * step ends.
  *
  * The EBREAK handlers run as NMIs do (do_trap_break() enters with
  * irqentry_nmi_enter()), with interrupts masked: no lock is taken here.
