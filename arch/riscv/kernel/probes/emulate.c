@@ -26,16 +26,12 @@
  * NOKPROBE_SYMBOL(), their helpers inlined.
  */
 
+#include <linux/array_size.h>
 #include <linux/extable.h>
 #include <linux/kprobes.h>
 #include <linux/ptrace.h>
 #include <linux/uaccess.h>
-
-/* Bytes of the instruction whose first parcel is @insn. */
-static __always_inline unsigned int insn_len(u32 insn)
-{
-	return (insn & 3) == 3 ? 4 : 2;
-}
+#include <asm/bug.h>
 
 /* Register @n of @regs (x1-x31 follow epc in struct pt_regs); x0 reads 0. */
 static __always_inline unsigned long xreg(struct pt_regs *regs, unsigned int n)
@@ -49,49 +45,66 @@ static __always_inline long cimm6(u32 insn)
 	return (long)((insn >> 2 & 31) | (insn & BIT(12) ? ~31UL : 0));
 }
 
-/* OP-IMM and OP-IMM-32 (@word): the value, or false for an unknown one. */
+/*
+ * The base integer operation of funct3 @f3 on @a and @b, SUB and SRA for
+ * @alt, the 32-bit form for @word (of ADD, SUB and the shifts only): the
+ * value, or false for an operation that has no such form.
+ */
+static __always_inline bool alu(unsigned int f3, bool alt, bool word, unsigned long a,
+				unsigned long b, unsigned long *val)
+{
+	unsigned int sh = b & (word ? 31 : 63);
+	unsigned long r;
+
+	switch (f3) {
+	case 0:
+		r = alt ? a - b : a + b;
+		break;
+	case 1:
+		r = a << sh;
+		break;
+	case 5:
+		if (alt)
+			r = word ? (unsigned long)((s32)a >> sh) : (unsigned long)((long)a >> sh);
+		else
+			r = word ? (u32)a >> sh : a >> sh;
+		break;
+	case 2:
+		r = (long)a < (long)b;
+		break;
+	case 3:
+		r = a < b;
+		break;
+	case 4:
+		r = a ^ b;
+		break;
+	case 6:
+		r = a | b;
+		break;
+	default:
+		r = a & b;
+		break;
+	}
+	if (!word) {
+		*val = r;
+		return true;
+	}
+	*val = (long)(s32)r;
+	return f3 == 0 || f3 == 1 || f3 == 5;
+}
+
+/*
+ * OP-IMM and OP-IMM-32 (@word): the value, or false for an unknown one.
+ * A shift's immediate holds its amount, and SRAI's bit 30 (hi 0x10).
+ */
 static __always_inline bool op_imm(u32 insn, unsigned long a, bool word, unsigned long *val)
 {
-	long imm = (s32)insn >> 20;
-	unsigned int sh = insn >> 20 & (word ? 31 : 63), hi = insn >> 26;
+	unsigned int f3 = insn >> 12 & 7, hi = insn >> 26;
 
-	switch (insn >> 12 & 7) {
-	case 0:
-		*val = word ? (long)(s32)(a + imm) : a + imm;
-		return true;
-	case 1:
-		if (hi || (word && (insn & BIT(25))))
-			return false;
-		*val = word ? (long)(s32)(a << sh) : a << sh;
-		return true;
-	case 5:
-		if ((hi & ~0x10) || (word && (insn & BIT(25))))
-			return false;
-		if (word)
-			*val = hi ? (long)((s32)a >> sh) : (long)(s32)((u32)a >> sh);
-		else
-			*val = hi ? (unsigned long)((long)a >> sh) : a >> sh;
-		return true;
-	}
-	if (word)
+	if ((f3 == 1 || f3 == 5) &&
+	    ((hi & ~(f3 == 5 ? 0x10 : 0)) || (word && (insn & BIT(25)))))
 		return false;
-	switch (insn >> 12 & 7) {
-	case 2:
-		*val = (long)a < imm;
-		return true;
-	case 3:
-		*val = a < (unsigned long)imm;
-		return true;
-	case 4:
-		*val = a ^ imm;
-		return true;
-	case 6:
-		*val = a | imm;
-		return true;
-	default:
-		*val = a & imm;
-		return true;
-	}
+	return alu(f3, f3 == 5 && hi, word, a, (long)((s32)insn >> 20), val);
 }
 
 /* OP and OP-32 (@word), base and MUL[W]: the value, or false. */
@@ -99,96 +112,43 @@ static __always_inline bool op_reg(u32 insn, unsigned long a, unsigned long b, b
 				   unsigned long *val)
 {
 	unsigned int f3 = insn >> 12 & 7, f7 = insn >> 25;
-	unsigned int sh = b & (word ? 31 : 63);
 
 	if (f7 == 1 && f3 == 0) {
 		*val = word ? (long)(s32)(a * b) : a * b;
 		return true;
 	}
-	if (f7 == 0x20 && f3 == 0) {
-		*val = word ? (long)(s32)(a - b) : a - b;
-		return true;
-	}
-	if (f7 == 0x20 && f3 == 5) {
-		*val = word ? (long)((s32)a >> sh) : (unsigned long)((long)a >> sh);
-		return true;
-	}
-	if (f7)
+	if (f7 & ~0x20 || (f7 && f3 != 0 && f3 != 5))
 		return false;
-	switch (f3) {
-	case 0:
-		*val = word ? (long)(s32)(a + b) : a + b;
-		return true;
-	case 1:
-		*val = word ? (long)(s32)(a << sh) : a << sh;
-		return true;
-	case 5:
-		*val = word ? (long)(s32)((u32)a >> sh) : a >> sh;
-		return true;
-	}
-	if (word)
-		return false;
-	switch (f3) {
-	case 2:
-		*val = (long)a < (long)b;
-		return true;
-	case 3:
-		*val = a < b;
-		return true;
-	case 4:
-		*val = a ^ b;
-		return true;
-	case 6:
-		*val = a | b;
-		return true;
-	default:
-		*val = a & b;
-		return true;
-	}
+	return alu(f3, f7, word, a, b, val);
 }
 
-/* The compressed ALU instructions of quadrant 1 (funct3 4) on x8-x15. */
+/*
+ * The compressed ALU instructions of quadrant 1 (funct3 4) on x8-x15:
+ * C.SRLI, C.SRAI, C.ANDI, then by bits 12 and 6:5 C.SUB, C.XOR, C.OR,
+ * C.AND, C.SUBW and C.ADDW, as the funct3 of alu() each is.
+ */
 static __always_inline bool c_alu(u32 insn, struct pt_regs *regs, unsigned int *rd,
 				  unsigned long *val)
 {
-	unsigned int sh = (insn >> 2 & 31) | (insn >> 7 & 32);
+	static const u8 reg_f3[] = { 0, 4, 6, 7, 0, 0 };
+	unsigned int sh = (insn >> 2 & 31) | (insn >> 7 & 32), op;
 	unsigned long a, b;
 
 	*rd = 8 + (insn >> 7 & 7);
 	a = xreg(regs, *rd);
 	b = xreg(regs, 8 + (insn >> 2 & 7));
 	switch (insn >> 10 & 3) {
-	case 0:		/* C.SRLI */
-		*val = a >> sh;
-		return true;
-	case 1:		/* C.SRAI */
-		*val = (unsigned long)((long)a >> sh);
-		return true;
-	case 2:		/* C.ANDI */
-		*val = a & cimm6(insn);
-		return true;
+	case 0:
+		return alu(5, false, false, a, sh, val);
+	case 1:
+		return alu(5, true, false, a, sh, val);
+	case 2:
+		return alu(7, false, false, a, cimm6(insn), val);
 	}
-	switch ((insn >> 10 & 4) | (insn >> 5 & 3)) {
-	case 0:		/* C.SUB */
-		*val = a - b;
-		return true;
-	case 1:		/* C.XOR */
-		*val = a ^ b;
-		return true;
-	case 2:		/* C.OR */
-		*val = a | b;
-		return true;
-	case 3:		/* C.AND */
-		*val = a & b;
-		return true;
-	case 4:		/* C.SUBW */
-		*val = (long)(s32)(a - b);
-		return true;
-	case 5:		/* C.ADDW */
-		*val = (long)(s32)(a + b);
-		return true;
-	}
-	return false;
+	op = (insn >> 10 & 4) | (insn >> 5 & 3);
+	if (op >= ARRAY_SIZE(reg_f3))
+		return false;
+	return alu(reg_f3[op], op == 0 || op == 4, op >= 4, a, b, val);
 }
 
 /* A compressed integer instruction: its value and destination, or false. */
@@ -294,7 +254,7 @@ notrace bool kprobe_emulate_int(u32 opcode, unsigned long addr, struct pt_regs *
 
 	if (int_result(opcode, regs, &rd, &val) && rd)
 		((unsigned long *)regs)[rd] = val;
-	regs->epc = addr + insn_len(opcode);
+	regs->epc = addr + GET_INSN_LENGTH(opcode);
 	return true;
 }
 NOKPROBE_SYMBOL(kprobe_emulate_int);
@@ -488,7 +448,7 @@ notrace bool kprobe_emulate_access(u32 opcode, unsigned long addr, struct pt_reg
 		if (a.reg)
 			((unsigned long *)regs)[a.reg] = val;
 	}
-	regs->epc = addr + insn_len(opcode);
+	regs->epc = addr + GET_INSN_LENGTH(opcode);
 	return true;
 }
 NOKPROBE_SYMBOL(kprobe_emulate_access);
