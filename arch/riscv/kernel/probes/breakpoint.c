@@ -61,6 +61,7 @@
 #include <linux/sizes.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#include <asm/bug.h>
 #include <asm/cacheflush.h>
 #include <asm/insn.h>
 #include <asm/patch.h>
@@ -70,12 +71,6 @@
 
 #define EBREAK		0x00100073U
 #define C_EBREAK	0x9002U
-
-/* Bytes of the instruction whose first parcel is @insn. */
-static __always_inline unsigned int insn_len(u32 insn)
-{
-	return (insn & 3) == 3 ? 4 : 2;
-}
 
 /* ---- where a probe may go -------------------------------------------------- */
 
@@ -144,7 +139,7 @@ static int walk_to(unsigned long addr, unsigned long func)
 		at = last_walk.at;
 		lr_left = last_walk.lr_left;
 	}
-	for (; at < addr; at += insn_len(lo)) {
+	for (; at < addr; at += GET_INSN_LENGTH(lo)) {
 		lo = kprobe_text_parcel(at, false);
 		if (lr_left)
 			lr_left--;
@@ -239,44 +234,18 @@ void *arch_kprobe_alloc_insn_page_within(unsigned long lo, unsigned long hi)
 }
 
 /*
- * Can @insn not touch memory, so have no exception table entry? Integer
- * arithmetic, LUI and AUIPC, and the compressed forms of those (all of
- * quadrant 1, C.SLLI, C.MV and C.ADD of quadrant 2). Anything else is
- * looked up.
- */
-static bool never_faults(u32 insn)
-{
-	switch (insn & 3) {
-	case 1:
-		return true;
-	case 2:
-		return (insn >> 13 & 7) == 0 || ((insn >> 13 & 7) == 4 && (insn >> 2 & 31));
-	case 3:
-		switch (insn & 0x7f) {
-		case 0x13:	/* OP-IMM */
-		case 0x1b:	/* OP-IMM-32 */
-		case 0x33:	/* OP */
-		case 0x3b:	/* OP-32 */
-		case 0x37:	/* LUI */
-		case 0x17:	/* AUIPC */
-			return true;
-		}
-	}
-	return false;
-}
-
-/*
  * The register a boosted copy of @p may use, 0 for none: one the text
  * after the probe writes before reading, and no boost for an access
  * whose fault the exception table fixes up, since the fix-up is found
- * by the faulting address.
+ * by the faulting address. An instruction emulate.c carries out has no
+ * table entry (it asked, for an access).
  */
 static unsigned int boost_register(struct kprobe *p, unsigned long func,
 				   unsigned long size)
 {
-	unsigned long next = (unsigned long)p->addr + insn_len(p->opcode);
+	unsigned long next = (unsigned long)p->addr + GET_INSN_LENGTH(p->opcode);
 
-	if (!never_faults(p->opcode) && search_exception_tables((unsigned long)p->addr))
+	if (!p->ainsn.api.handler && search_exception_tables((unsigned long)p->addr))
 		return 0;
 	return kprobe_free_register(next, func, func + size);
 }
@@ -301,7 +270,7 @@ static kprobe_opcode_t *slot_near(unsigned long next)
  */
 static int fill_slot(struct kprobe *p, unsigned int rx)
 {
-	unsigned int len = insn_len(p->opcode);
+	unsigned int len = GET_INSN_LENGTH(p->opcode);
 	unsigned long next = (unsigned long)p->addr + len;
 	kprobe_opcode_t *slot = NULL;
 	unsigned long boost, jump;
@@ -372,7 +341,7 @@ int arch_prepare_kprobe(struct kprobe *p)
 		return kprobe_refuse(-EINVAL, "text that cannot be read");
 	/* Inside an optimized site's region, the text is its jump. */
 	insn = kprobe_text_parcel(addr, false);
-	if (insn_len(insn) == 4)
+	if (GET_INSN_LENGTH(insn) == 4)
 		insn |= (u32)kprobe_text_parcel(addr + 2, false) << 16;
 	if (ret || is_lr_or_sc(insn))
 		return kprobe_refuse(-EINVAL, "inside an LR/SC sequence");
@@ -743,7 +712,7 @@ static __always_inline bool is_step_end(struct kprobe *cur, unsigned int status,
 {
 	return cur && (status == KPROBE_HIT_SS || status == KPROBE_REENTER) &&
 	       cur->ainsn.api.insn &&
-	       pc == (unsigned long)cur->ainsn.api.insn + insn_len(cur->opcode);
+	       pc == (unsigned long)cur->ainsn.api.insn + GET_INSN_LENGTH(cur->opcode);
 }
 
 /*
@@ -762,7 +731,7 @@ static __always_inline void end_step(struct kprobe *cur, unsigned int status,
 {
 	count_ebreak_trap();
 	restore_spie(regs, kcb);
-	regs->epc = (unsigned long)cur->addr + insn_len(cur->opcode);
+	regs->epc = (unsigned long)cur->addr + GET_INSN_LENGTH(cur->opcode);
 	if (status == KPROBE_REENTER)
 		resume_outer_hit(kcb);
 	else

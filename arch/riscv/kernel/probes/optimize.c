@@ -101,12 +101,6 @@
 #define EBREAK_HI	0x0010U
 #define C_EBREAK	0x9002U
 
-/* Bytes of the instruction whose first parcel is @insn. */
-static unsigned int insn_len(u32 insn)
-{
-	return (insn & 3) == 3 ? 4 : 2;
-}
-
 /*
  * Sites whose detour is written, so whose jump may be in the text, from
  * when the optimizer first claims them until they are freed (a batch
@@ -164,7 +158,7 @@ static u16 unprobed_parcel(unsigned long at)
 		op = kprobe_detour_site(p);
 		if (op && op->optinsn.written && k < op->optinsn.size)
 			return get_unaligned((u16 *)(op->optinsn.orig + k));
-		if (k < insn_len(p->opcode))
+		if (k < GET_INSN_LENGTH(p->opcode))
 			return p->opcode >> (8 * k);
 	}
 	return text;
@@ -250,7 +244,7 @@ static int region_insn_kind(u32 insn, unsigned long at, struct region_insn *ri)
 	unsigned int rd = (insn >> 7) & 31, f3;
 
 	ri->insn = insn;
-	ri->len = insn_len(insn);
+	ri->len = GET_INSN_LENGTH(insn);
 	ri->kind = REGION_COPY;
 	if (is_lr_or_sc(insn))
 		return kprobe_refuse(-EOPNOTSUPP, "an LR or SC in the region");
@@ -318,7 +312,7 @@ static int region_insn_at(struct arch_optimized_insn *oi, unsigned long addr,
 {
 	u32 insn = get_unaligned((u16 *)(oi->orig + at));
 
-	if (insn_len(insn) == 4)
+	if (GET_INSN_LENGTH(insn) == 4)
 		insn = get_unaligned((u32 *)(oi->orig + at));
 	return region_insn_kind(insn, addr + at, ri);
 }
@@ -345,10 +339,10 @@ static int lay_out_region(struct kprobe *p, struct arch_optimized_insn *oi)
 	for (at = addr; at < addr + JUMP_BYTES; at += len) {
 		if (at != addr) {
 			insn = unprobed_parcel(at);
-			if (insn_len(insn) == 4)
+			if (GET_INSN_LENGTH(insn) == 4)
 				insn |= (u32)unprobed_parcel(at + 2) << 16;
 		}
-		len = insn_len(insn);
+		len = GET_INSN_LENGTH(insn);
 		if (at + len > func + fsize)
 			return kprobe_refuse(-EOPNOTSUPP, "the jump would reach past the function");
 		memcpy(oi->orig + (at - addr), &insn, len);
@@ -478,17 +472,19 @@ static int copy_insn(struct copy_builder *c, const struct region_insn *ri,
 static int copy_goes_on(struct copy_builder *c, unsigned long addr, unsigned long at,
 			struct region_insn *ri)
 {
+	unsigned int len;
 	u32 insn;
 
 	if (at + 2 > addr + MAX_OPTIMIZED_LENGTH || at + 2 > c->end || get_kprobe((void *)at))
 		return -EOPNOTSUPP;
 	insn = kprobe_text_parcel(at, true);
-	if (insn_len(insn) == 4)
+	len = GET_INSN_LENGTH(insn);
+	if (len == 4)
 		insn |= (u32)kprobe_text_parcel(at + 2, true) << 16;
-	if (at + insn_len(insn) > addr + MAX_OPTIMIZED_LENGTH || at + insn_len(insn) > c->end ||
-	    (insn_len(insn) == 4 && get_kprobe((void *)at + 2)) ||
-	    jump_label_text_reserved((void *)at, (void *)at + insn_len(insn) - 1) ||
-	    ftrace_location_range(at, at + insn_len(insn) - 1))
+	if (at + len > addr + MAX_OPTIMIZED_LENGTH || at + len > c->end ||
+	    (len == 4 && get_kprobe((void *)at + 2)) ||
+	    jump_label_text_reserved((void *)at, (void *)at + len - 1) ||
+	    ftrace_location_range(at, at + len - 1))
 		return -EOPNOTSUPP;
 	return region_insn_kind(insn, at, ri);
 }
@@ -783,7 +779,7 @@ void arch_kprobe_queue_unoptimize(struct optimized_kprobe *op, bool armed)
 	kprobe_assert_mutex_held();
 	for (at = 0; at < op->optinsn.size; at += len) {
 		insn = get_unaligned((u16 *)(op->optinsn.orig + at));
-		len = insn_len(insn);
+		len = GET_INSN_LENGTH(insn);
 		if (len == 4)
 			insn = get_unaligned((u32 *)(op->optinsn.orig + at));
 		if (!at && armed)
